@@ -1,0 +1,139 @@
+#pragma once
+// The Tensor handle. A tensor holds either device data or a pending value (an IR node that has not run).
+// Copies of a handle are aliases: an in-place op rebinds the shared value, and every alias sees it.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+#include "xlite/device.h"
+#include "xlite/dtype.h"
+#include "xlite/scalar.h"
+
+namespace xlite {
+
+class TensorImpl;  // internal
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor; every op on it raises xlite::Error
+  explicit Tensor(std::shared_ptr<TensorImpl> impl);
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  DType dtype() const;
+  Device device() const;
+  int64_t dim() const;
+  int64_t numel() const;
+  int64_t size(int64_t dim) const;  // negative dims count from the end
+  bool is_pending() const;          // true while the value is IR that has not run
+
+  // Reading a value syncs what this tensor needs (and nothing else pending). Values convert to T.
+  template <class T> T item() const;
+  template <class T> std::vector<T> to_vector() const;
+
+  Tensor to(DType dtype) const;
+
+  // In-place ops: compute lazily and rebind this tensor (and its aliases) to the result.
+  // The result must be castable to this tensor's dtype (no float -> int, no number -> bool).
+  Tensor& add_(const Tensor& other);
+  Tensor& add_(Scalar other);
+  Tensor& sub_(const Tensor& other);
+  Tensor& sub_(Scalar other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(Scalar other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(Scalar other);
+  Tensor& copy_(const Tensor& src);  // src broadcasts to this shape and converts to this dtype
+  Tensor& zero_();
+  Tensor& fill_(Scalar value);
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(Scalar o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(Scalar o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(Scalar o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(Scalar o) { return div_(o); }
+
+  // Method forms of common ops (see ops.h for the meaning of each).
+  Tensor sum() const;
+  Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor prod() const;
+  Tensor max() const;
+  Tensor max(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor min() const;
+  Tensor min(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Tensor argmin(int64_t dim, bool keepdim = false) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor square() const;
+  Tensor pow(Scalar exponent) const;
+  Tensor reshape(const Shape& shape) const;
+  Tensor view(const Shape& shape) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;  // transpose of a 2-D tensor
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t stop, int64_t step = 1) const;
+  Tensor matmul(const Tensor& other) const;
+
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+
+ private:
+  Tensor& assign_(const Tensor& value);
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Prints values (a value read, so it syncs), dtype and device.
+std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
+
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator/(Scalar a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, Scalar b);
+Tensor operator&(const Tensor& a, const Tensor& b);  // logical_and
+Tensor operator|(const Tensor& a, const Tensor& b);  // logical_or
+Tensor operator^(const Tensor& a, const Tensor& b);  // logical_xor
+Tensor operator!(const Tensor& a);                   // logical_not
+
+}  // namespace xlite

@@ -1,0 +1,83 @@
+// The reference executable: instructions run in order; a value's buffer is dropped after its last use.
+#include "backends/reference/backend.h"
+
+#include "backends/reference/kernels.h"
+
+namespace xlite::backends::reference {
+
+const KernelTable& kernels() {
+  static const KernelTable table = [] {
+    KernelTable t{};
+    register_elementwise_kernels(t);
+    register_reduce_kernels(t);
+    register_layout_kernels(t);
+    register_index_kernels(t);
+    register_dot_kernels(t);
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+class ReferenceExecutable final : public runtime::Executable {
+ public:
+  explicit ReferenceExecutable(ir::Graph graph) : graph_(std::move(graph)) {
+    last_use_.assign(graph_.instrs.size(), -1);
+    for (size_t i = 0; i < graph_.instrs.size(); ++i)
+      for (int32_t o : graph_.instrs[i].operands) last_use_[o] = static_cast<int64_t>(i);
+    for (int32_t o : graph_.outputs) last_use_[o] = static_cast<int64_t>(graph_.instrs.size());
+  }
+
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args) override {
+    if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
+      throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " +
+                  std::to_string(args.size()));
+    const KernelTable& table = kernels();
+    std::vector<Value> values(graph_.instrs.size());
+    std::vector<const Value*> operands;
+    for (size_t i = 0; i < graph_.instrs.size(); ++i) {
+      const ir::Instr& instr = graph_.instrs[i];
+      if (instr.op == ir::OpId::parameter) {
+        const BufferPtr& arg = args[instr.attrs.get_int(ir::AttrKey::index)];
+        int64_t n = numel(instr.shape);
+        if (arg->bytes() < static_cast<size_t>(n * dtype_size(instr.dtype)))
+          throw Error("[run] argument " + std::to_string(instr.attrs.get_int(ir::AttrKey::index)) +
+                      " is smaller than its type " + shape_str(instr.shape));
+        values[i] = Value{arg, instr.shape, instr.dtype, n};
+      } else {
+        operands.clear();
+        for (int32_t o : instr.operands) operands.push_back(&values[o]);
+        values[i] = allocate_value(instr.shape, instr.dtype);
+        table[static_cast<int>(instr.op)](instr, operands, values[i]);
+      }
+      for (int32_t o : instr.operands)
+        if (last_use_[o] == static_cast<int64_t>(i)) values[o].buffer.reset();
+    }
+    std::vector<BufferPtr> outputs;
+    outputs.reserve(graph_.outputs.size());
+    for (int32_t o : graph_.outputs) outputs.push_back(values[o].buffer);
+    return outputs;
+  }
+
+ private:
+  ir::Graph graph_;
+  std::vector<int64_t> last_use_;
+};
+
+class ReferenceBackend final : public runtime::Backend {
+ public:
+  std::string name() const override { return "reference"; }
+  std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override {
+    for (const ir::Instr& instr : graph.instrs)
+      if (instr.op != ir::OpId::parameter && !kernels()[static_cast<int>(instr.op)])
+        throw Error("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
+    return std::make_shared<ReferenceExecutable>(graph);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Backend> make_backend() { return std::make_unique<ReferenceBackend>(); }
+
+}  // namespace xlite::backends::reference

@@ -1,0 +1,71 @@
+#include "compiler/cache.h"
+
+#include <cstdlib>
+
+namespace xlite::compiler {
+
+ExecutableCache::ExecutableCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+
+std::shared_ptr<runtime::Executable> ExecutableCache::find(uint64_t hash, const ir::Graph& graph) {
+  std::lock_guard lock(mutex_);
+  auto [begin, end] = index_.equal_range(hash);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second->graph == graph) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return lru_.front().exe;
+    }
+  }
+  return nullptr;
+}
+
+void ExecutableCache::insert(uint64_t hash, const ir::Graph& graph, std::shared_ptr<runtime::Executable> exe) {
+  std::lock_guard lock(mutex_);
+  lru_.push_front(Entry{hash, graph, std::move(exe)});
+  index_.emplace(hash, lru_.begin());
+  evict_locked();
+}
+
+void ExecutableCache::evict_locked() {
+  while (lru_.size() > capacity_) {
+    auto last = std::prev(lru_.end());
+    auto [begin, end] = index_.equal_range(last->hash);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second == last) {
+        index_.erase(it);
+        break;
+      }
+    }
+    lru_.pop_back();
+  }
+}
+
+size_t ExecutableCache::size() const {
+  std::lock_guard lock(mutex_);
+  return lru_.size();
+}
+
+void ExecutableCache::set_capacity(size_t capacity) {
+  std::lock_guard lock(mutex_);
+  capacity_ = capacity == 0 ? 1 : capacity;
+  evict_locked();
+}
+
+void ExecutableCache::clear() {
+  std::lock_guard lock(mutex_);
+  lru_.clear();
+  index_.clear();
+}
+
+ExecutableCache& executable_cache() {
+  static ExecutableCache* cache = [] {
+    size_t capacity = 2048;
+    if (const char* env = std::getenv("XLITE_COMPILATION_CACHE_SIZE")) {
+      long long v = std::atoll(env);
+      if (v > 0) capacity = static_cast<size_t>(v);
+    }
+    return new ExecutableCache(capacity);  // never destroyed: executables may be in use during exit
+  }();
+  return *cache;
+}
+
+}  // namespace xlite::compiler

@@ -1,0 +1,26 @@
+#include "xlite/device.h"
+
+#include "xlite/error.h"
+
+namespace xlite {
+
+std::string Device::str() const { return "cpu:" + std::to_string(index); }
+
+std::ostream& operator<<(std::ostream& os, const Device& device) { return os << device.str(); }
+
+int device_count() { return 1; }
+
+Device device(int index) {
+  if (index < 0 || index >= device_count())
+    throw Error("[device] no device cpu:" + std::to_string(index) + " (there are " +
+                std::to_string(device_count()) + ")");
+  return Device{DeviceKind::cpu, index};
+}
+
+std::vector<Device> devices() {
+  std::vector<Device> all;
+  for (int i = 0; i < device_count(); ++i) all.push_back(Device{DeviceKind::cpu, i});
+  return all;
+}
+
+}  // namespace xlite

@@ -1,0 +1,16 @@
+#pragma once
+// The registry of live tensors whose values are pending: sync() computes exactly these. Thread-safe.
+#include <vector>
+
+namespace xlite {
+
+class TensorImpl;
+
+namespace live_tensors {
+void add(TensorImpl* impl);
+void remove(TensorImpl* impl);
+// Pending tensors in creation order.
+std::vector<TensorImpl*> pending_in_order();
+}  // namespace live_tensors
+
+}  // namespace xlite

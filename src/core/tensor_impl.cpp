@@ -1,0 +1,47 @@
+#include "core/tensor_impl.h"
+
+#include "core/live_tensors.h"
+#include "xlite/metrics.h"
+
+namespace xlite {
+namespace {
+std::atomic<uint64_t> next_id{1};
+}
+
+TensorImpl::TensorImpl(ir::NodePtr pending, Device device)
+    : shape_(pending->shape), dtype_(pending->dtype), device_(device), id_(next_id++), pending_(std::move(pending)) {
+  metrics::increment_counter("CreateTensor");
+  live_tensors::add(this);
+}
+
+TensorImpl::TensorImpl(BufferPtr data, Shape shape, DType dtype, Device device)
+    : shape_(std::move(shape)), dtype_(dtype), device_(device), id_(next_id++), data_(std::move(data)) {
+  metrics::increment_counter("CreateTensor");
+}
+
+TensorImpl::~TensorImpl() {
+  if (pending_) live_tensors::remove(this);
+  metrics::increment_counter("DestroyTensor");
+}
+
+ir::NodePtr TensorImpl::node() {
+  if (pending_) return pending_;
+  if (!data_leaf_) data_leaf_ = ir::make_parameter(data_, shape_, dtype_);
+  return data_leaf_;
+}
+
+void TensorImpl::set_pending(ir::NodePtr node) {
+  if (!pending_) live_tensors::add(this);
+  pending_ = std::move(node);
+  data_.reset();
+  data_leaf_.reset();
+}
+
+void TensorImpl::set_data(BufferPtr data) {
+  if (pending_) live_tensors::remove(this);
+  pending_.reset();
+  data_ = std::move(data);
+  data_leaf_.reset();
+}
+
+}  // namespace xlite

@@ -1,0 +1,22 @@
+#include "core/tensor_impl.h"
+#include "ir/graph.h"
+#include "lazy/graph_builder.h"
+#include "xlite/debug.h"
+#include "xlite/error.h"
+
+namespace xlite::debug {
+namespace {
+lazy::BuiltGraph pending_graph(const std::vector<Tensor>& tensors) {
+  std::vector<ir::NodePtr> roots;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) throw Error("[graph_text] a tensor is undefined");
+    roots.push_back(t.impl()->node());
+  }
+  return lazy::build_graph(roots);
+}
+}  // namespace
+
+std::string graph_text(const std::vector<Tensor>& tensors) { return ir::to_text(pending_graph(tensors).graph); }
+uint64_t graph_hash(const std::vector<Tensor>& tensors) { return pending_graph(tensors).graph.hash(); }
+
+}  // namespace xlite::debug

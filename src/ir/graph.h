@@ -1,0 +1,50 @@
+#pragma once
+// A graph ready to compile: a flat, topologically ordered list of instructions that refer to their
+// operands by position. Parameters carry their position in the argument list (attr index). This is the
+// unit that is hashed, printed, parsed, verified, optimised and compiled; it never holds data.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/attrs.h"
+#include "ir/op.h"
+#include "xlite/dtype.h"
+
+namespace xlite::ir {
+
+struct Instr {
+  OpId op;
+  std::vector<int32_t> operands;
+  Attrs attrs;
+  Shape shape;
+  DType dtype;
+  // The public op that built it, for run-time error messages; metadata, not structure.
+  const char* origin = "";
+  bool operator==(const Instr& other) const {
+    return op == other.op && operands == other.operands && attrs == other.attrs && shape == other.shape &&
+           dtype == other.dtype;
+  }
+};
+
+struct Graph {
+  std::vector<Instr> instrs;
+  std::vector<int32_t> outputs;
+  int64_t num_parameters = 0;
+
+  bool operator==(const Graph&) const = default;
+  // Structural: ops, attributes, shapes, dtypes, operand wiring, parameter order and outputs.
+  uint64_t hash() const;
+};
+
+// Text form, one instruction a line:
+//   %0 = parameter(index=0) : f32[2,3]
+//   %1 = reduce_sum(%0, dims=[1], keepdim=false) : f32[2]
+//   return %1
+std::string to_text(const Graph& graph);
+// Parses the text form; throws xlite::Error with the line number on malformed input. The result is verified.
+Graph parse_graph(std::string_view text);
+// Checks wiring, arity, attributes and every instruction's type against its shape rule.
+void verify(const Graph& graph);
+
+}  // namespace xlite::ir

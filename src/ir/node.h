@@ -1,0 +1,49 @@
+#pragma once
+// The lazy IR: an immutable DAG of nodes built as user code calls ops. A node's hash is computed once,
+// when it is built, from its op, attributes, type and its operands' hashes (never from data).
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/buffer.h"
+#include "ir/attrs.h"
+#include "ir/op.h"
+#include "xlite/dtype.h"
+
+namespace xlite::ir {
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct TypedShape {
+  Shape shape;
+  DType dtype;
+  bool operator==(const TypedShape&) const = default;
+};
+
+struct Node {
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Releases long operand chains iteratively: a loop that never syncs builds chains deeper than the stack.
+  ~Node();
+
+  OpId op;
+  std::vector<NodePtr> operands;
+  Attrs attrs;
+  Shape shape;
+  DType dtype;
+  uint64_t hash;
+  BufferPtr data;  // parameters only: the device data this leaf stands for
+  // The public op that built this node, for run-time error messages; not part of the structure.
+  const char* origin = "";
+};
+
+// Checks operand types against the op's shape rule and computes the result type; throws xlite::Error.
+TypedShape infer_type(OpId op, std::span<const TypedShape> operands, const Attrs& attrs);
+
+NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "");
+// A leaf standing for device data of the given type.
+NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype);
+
+}  // namespace xlite::ir

@@ -1,0 +1,244 @@
+// The shape rule of every IR op, by op class. The ops layer gives users friendlier messages before a
+// node is built; these rules are the contract the verifier and every backend rely on.
+#include <algorithm>
+#include <string>
+
+#include "ir/node.h"
+#include "xlite/error.h"
+
+namespace xlite::ir {
+namespace {
+
+[[noreturn]] void fail(OpId op, const std::string& message) {
+  throw Error("[" + std::string(op_name(op)) + "] " + message);
+}
+
+std::string type_str(const TypedShape& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
+
+void require_same_types(OpId op, std::span<const TypedShape> in, size_t first) {
+  for (size_t i = first + 1; i < in.size(); ++i)
+    if (!(in[i] == in[first]))
+      fail(op, "operands must have one type, got " + type_str(in[first]) + " and " + type_str(in[i]));
+}
+
+void require_dims_valid(OpId op, const std::vector<int64_t>& dims, size_t rank, bool unique) {
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= static_cast<int64_t>(rank))
+      fail(op, "dim " + std::to_string(d) + " out of range for rank " + std::to_string(rank));
+    if (unique && seen[d]) fail(op, "dim " + std::to_string(d) + " repeated");
+    seen[d] = true;
+  }
+}
+
+void require_index_dtype(OpId op, DType dtype) {
+  if (dtype != DType::i32 && dtype != DType::i64) fail(op, "index must be i32 or i64, got " + std::string(dtype_name(dtype)));
+}
+
+Shape reduced_shape(const Shape& in, const std::vector<int64_t>& dims, bool keepdim) {
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool reduced = std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end();
+    if (!reduced)
+      out.push_back(in[d]);
+    else if (keepdim)
+      out.push_back(1);
+  }
+  return out;
+}
+
+TypedShape infer_leaf(OpId op, const Attrs& attrs) {
+  switch (op) {
+    case OpId::constant:
+      attrs.get_float(AttrKey::value);
+      return {{}, attrs.get_dtype(AttrKey::dtype)};
+    case OpId::iota: {
+      const Shape& shape = attrs.get_ints(AttrKey::shape);
+      int64_t dim = attrs.get_int(AttrKey::dim);
+      if (dim < 0 || dim >= static_cast<int64_t>(shape.size())) fail(op, "dim out of range");
+      DType dtype = attrs.get_dtype(AttrKey::dtype);
+      if (dtype == DType::bool_) fail(op, "iota cannot be bool");
+      return {shape, dtype};
+    }
+    default:
+      fail(op, "parameters have no shape rule");
+  }
+}
+
+}  // namespace
+
+TypedShape infer_type(OpId op, std::span<const TypedShape> in, const Attrs& attrs) {
+  const OpInfo& info = op_info(op);
+  if (info.arity >= 0 && static_cast<int>(in.size()) != info.arity)
+    fail(op, "expects " + std::to_string(info.arity) + " operands, got " + std::to_string(in.size()));
+  switch (info.cls) {
+    case OpClass::Leaf:
+      return infer_leaf(op, attrs);
+    case OpClass::Random: {
+      for (const auto& t : in)
+        if (!t.shape.empty() || t.dtype != DType::i64) fail(op, "seed and offset must be i64 scalars");
+      DType dtype = attrs.get_dtype(AttrKey::dtype);
+      if (dtype != DType::f32 && dtype != DType::f64) fail(op, "random values are f32 or f64");
+      return {attrs.get_ints(AttrKey::shape), dtype};
+    }
+    case OpClass::Convert:
+      return {in[0].shape, attrs.get_dtype(AttrKey::dtype)};
+    case OpClass::Unary:
+      if (in[0].dtype == DType::bool_) fail(op, "bool operand not supported");
+      return in[0];
+    case OpClass::UnaryFloat:
+      if (!is_floating(in[0].dtype)) fail(op, "needs a floating operand, got " + type_str(in[0]));
+      return in[0];
+    case OpClass::Predicate:
+      return {in[0].shape, DType::bool_};
+    case OpClass::Binary:
+      require_same_types(op, in, 0);
+      if (in[0].dtype == DType::bool_) fail(op, "bool operands not supported");
+      return in[0];
+    case OpClass::Compare:
+      require_same_types(op, in, 0);
+      return {in[0].shape, DType::bool_};
+    case OpClass::Logical:
+      require_same_types(op, in, 0);
+      if (in[0].dtype != DType::bool_) fail(op, "operands must be bool");
+      return in[0];
+    case OpClass::Select:
+      if (in[0].dtype != DType::bool_ || in[0].shape != in[1].shape) fail(op, "condition must be bool of the value shape");
+      require_same_types(op, in, 1);
+      return in[1];
+    case OpClass::Reduce: {
+      const auto& dims = attrs.get_ints(AttrKey::dims);
+      require_dims_valid(op, dims, in[0].shape.size(), true);
+      if (in[0].dtype == DType::bool_ && op != OpId::reduce_max && op != OpId::reduce_min)
+        fail(op, "bool operand not supported");
+      if (op == OpId::reduce_max || op == OpId::reduce_min)
+        for (int64_t d : dims)
+          if (in[0].shape[d] == 0) fail(op, "cannot reduce an empty dim " + std::to_string(d));
+      return {reduced_shape(in[0].shape, dims, attrs.get_bool(AttrKey::keepdim)), in[0].dtype};
+    }
+    case OpClass::ArgReduce: {
+      int64_t dim = attrs.get_int(AttrKey::dim);
+      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      if (in[0].shape[dim] == 0) fail(op, "cannot reduce an empty dim");
+      return {reduced_shape(in[0].shape, {dim}, attrs.get_bool(AttrKey::keepdim)), DType::i64};
+    }
+    case OpClass::Reshape: {
+      const Shape& shape = attrs.get_ints(AttrKey::shape);
+      for (int64_t d : shape)
+        if (d < 0) fail(op, "negative dim in " + shape_str(shape));
+      if (numel(shape) != numel(in[0].shape))
+        fail(op, "cannot reshape " + shape_str(in[0].shape) + " to " + shape_str(shape));
+      return {shape, in[0].dtype};
+    }
+    case OpClass::Transpose: {
+      const auto& perm = attrs.get_ints(AttrKey::perm);
+      if (perm.size() != in[0].shape.size()) fail(op, "perm length must equal rank");
+      require_dims_valid(op, perm, perm.size(), true);
+      Shape out;
+      for (int64_t p : perm) out.push_back(in[0].shape[p]);
+      return {out, in[0].dtype};
+    }
+    case OpClass::Broadcast: {
+      const Shape& shape = attrs.get_ints(AttrKey::shape);
+      const auto& dims = attrs.get_ints(AttrKey::dims);
+      if (dims.size() != in[0].shape.size()) fail(op, "dims length must equal operand rank");
+      require_dims_valid(op, dims, shape.size(), true);
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (i > 0 && dims[i] <= dims[i - 1]) fail(op, "dims must increase");
+        if (in[0].shape[i] != 1 && in[0].shape[i] != shape[dims[i]])
+          fail(op, "operand " + shape_str(in[0].shape) + " does not broadcast to " + shape_str(shape));
+      }
+      return {shape, in[0].dtype};
+    }
+    case OpClass::Slice: {
+      const auto& start = attrs.get_ints(AttrKey::start);
+      const auto& limit = attrs.get_ints(AttrKey::limit);
+      const auto& stride = attrs.get_ints(AttrKey::stride);
+      size_t rank = in[0].shape.size();
+      if (start.size() != rank || limit.size() != rank || stride.size() != rank) fail(op, "one bound per dim");
+      Shape out(rank);
+      for (size_t d = 0; d < rank; ++d) {
+        if (stride[d] <= 0 || start[d] < 0 || start[d] > limit[d] || limit[d] > in[0].shape[d])
+          fail(op, "bad bounds on dim " + std::to_string(d));
+        out[d] = (limit[d] - start[d] + stride[d] - 1) / stride[d];
+      }
+      return {out, in[0].dtype};
+    }
+    case OpClass::Concat: {
+      if (in.empty()) fail(op, "needs at least one operand");
+      int64_t dim = attrs.get_int(AttrKey::dim);
+      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      Shape out = in[0].shape;
+      for (size_t i = 1; i < in.size(); ++i) {
+        Shape s = in[i].shape;
+        if (s.size() != out.size() || in[i].dtype != in[0].dtype) fail(op, "operands differ in rank or dtype");
+        int64_t extent = s[dim];
+        s[dim] = out[dim];
+        if (s != out) fail(op, "operands differ outside dim " + std::to_string(dim));
+        out[dim] += extent;
+      }
+      return {out, in[0].dtype};
+    }
+    case OpClass::Pad: {
+      const auto& lo = attrs.get_ints(AttrKey::lo);
+      const auto& hi = attrs.get_ints(AttrKey::hi);
+      attrs.get_float(AttrKey::value);
+      if (lo.size() != in[0].shape.size() || hi.size() != lo.size()) fail(op, "one pad per dim");
+      Shape out = in[0].shape;
+      for (size_t d = 0; d < out.size(); ++d) {
+        if (lo[d] < 0 || hi[d] < 0) fail(op, "pads must be >= 0");
+        out[d] += lo[d] + hi[d];
+      }
+      return {out, in[0].dtype};
+    }
+    case OpClass::Flip:
+      require_dims_valid(op, attrs.get_ints(AttrKey::dims), in[0].shape.size(), true);
+      return in[0];
+    case OpClass::Gather: {
+      int64_t dim = attrs.get_int(AttrKey::dim);
+      require_index_dtype(op, in[1].dtype);
+      if (in[1].shape.size() != in[0].shape.size()) fail(op, "index rank must equal input rank");
+      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      for (size_t d = 0; d < in[0].shape.size(); ++d)
+        if (static_cast<int64_t>(d) != dim && in[1].shape[d] > in[0].shape[d])
+          fail(op, "index " + shape_str(in[1].shape) + " larger than input " + shape_str(in[0].shape));
+      return {in[1].shape, in[0].dtype};
+    }
+    case OpClass::IndexSelect: {
+      int64_t dim = attrs.get_int(AttrKey::dim);
+      require_index_dtype(op, in[1].dtype);
+      if (in[1].shape.size() != 1) fail(op, "index must be 1-D");
+      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      Shape out = in[0].shape;
+      out[dim] = in[1].shape[0];
+      return {out, in[0].dtype};
+    }
+    case OpClass::ScatterAdd: {
+      int64_t dim = attrs.get_int(AttrKey::dim);
+      require_index_dtype(op, in[1].dtype);
+      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      if (in[2].dtype != in[0].dtype) fail(op, "src dtype must equal input dtype");
+      if (in[1].shape != in[2].shape) fail(op, "index and src shapes must match");
+      if (in[1].shape.size() != in[0].shape.size()) fail(op, "index rank must equal input rank");
+      for (size_t d = 0; d < in[0].shape.size(); ++d)
+        if (static_cast<int64_t>(d) != dim && in[1].shape[d] > in[0].shape[d]) fail(op, "index larger than input");
+      return in[0];
+    }
+    case OpClass::Dot: {
+      const Shape& a = in[0].shape;
+      const Shape& b = in[1].shape;
+      if (a.size() < 2 || a.size() != b.size() || in[0].dtype != in[1].dtype)
+        fail(op, "operands " + type_str(in[0]) + " and " + type_str(in[1]) + " are not batched matrices of one type");
+      if (in[0].dtype == DType::bool_) fail(op, "bool operands not supported");
+      size_t r = a.size();
+      if (!std::equal(a.begin(), a.end() - 2, b.begin()) || a[r - 1] != b[r - 2])
+        fail(op, "shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be multiplied");
+      Shape out(a.begin(), a.end() - 1);
+      out.push_back(b[r - 1]);
+      return {out, in[0].dtype};
+    }
+  }
+  fail(op, "unknown op class");
+}
+
+}  // namespace xlite::ir

@@ -1,0 +1,229 @@
+// The text form of a graph: printing and parsing. Printing then parsing gives back the same graph and hash.
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "ir/graph.h"
+#include "xlite/error.h"
+
+namespace xlite::ir {
+namespace {
+
+std::string format_double(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";  // keep floats visibly floats
+  return s;
+}
+
+std::string format_attr(AttrKey key, const AttrValue& value) {
+  std::string s = std::string(attr_name(key)) + "=";
+  switch (attr_kind(key)) {
+    case AttrKind::Int:
+      return s + std::to_string(std::get<int64_t>(value));
+    case AttrKind::Bool:
+      return s + (std::get<int64_t>(value) ? "true" : "false");
+    case AttrKind::Float:
+      return s + format_double(std::get<double>(value));
+    case AttrKind::DTypeName:
+      return s + std::string(dtype_name(static_cast<DType>(std::get<int64_t>(value))));
+    case AttrKind::Ints:
+      return s + shape_str(std::get<std::vector<int64_t>>(value));
+  }
+  return s;
+}
+
+// A cursor over one line of text.
+class Cursor {
+ public:
+  Cursor(std::string_view text, int line) : text_(text), line_(line) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error("[parse_graph] line " + std::to_string(line_) + ": " + what + " near '" +
+                std::string(text_.substr(pos_, 20)) + "'");
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool at_end() {
+    skip_space();
+    return pos_ >= text_.size();
+  }
+  bool try_eat(char c) {
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void eat(char c) {
+    if (!try_eat(c)) fail(std::string("expected '") + c + "'");
+  }
+  std::string_view word() {
+    skip_space();
+    size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+                                   text_[pos_] == '.' || text_[pos_] == '-' || text_[pos_] == '+'))
+      ++pos_;
+    if (start == pos_) fail("expected a word");
+    return text_.substr(start, pos_ - start);
+  }
+  int64_t integer() {
+    std::string_view w = word();
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (ec != std::errc() || end != w.data() + w.size()) fail("expected an integer");
+    return v;
+  }
+  double number() {
+    std::string w(word());
+    if (w == "nan") return std::nan("");
+    if (w == "inf") return INFINITY;
+    if (w == "-inf") return -INFINITY;
+    char* end = nullptr;
+    double v = std::strtod(w.c_str(), &end);
+    if (end != w.c_str() + w.size()) fail("expected a number");
+    return v;
+  }
+  std::vector<int64_t> int_list() {
+    eat('[');
+    std::vector<int64_t> list;
+    if (try_eat(']')) return list;
+    do list.push_back(integer());
+    while (try_eat(','));
+    eat(']');
+    return list;
+  }
+  int32_t value_ref(size_t defined) {
+    eat('%');
+    int64_t v = integer();
+    if (v < 0 || static_cast<size_t>(v) >= defined) fail("%" + std::to_string(v) + " is not defined yet");
+    return static_cast<int32_t>(v);
+  }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+  int line_;
+};
+
+AttrValue parse_attr_value(Cursor& c, AttrKind kind) {
+  switch (kind) {
+    case AttrKind::Int:
+      return c.integer();
+    case AttrKind::Bool: {
+      std::string_view w = c.word();
+      if (w != "true" && w != "false") c.fail("expected true or false");
+      return static_cast<int64_t>(w == "true");
+    }
+    case AttrKind::Float:
+      return c.number();
+    case AttrKind::DTypeName:
+      try {
+        return static_cast<int64_t>(dtype_from_name(c.word()));
+      } catch (const Error&) {
+        c.fail("unknown dtype");
+      }
+    case AttrKind::Ints:
+      return c.int_list();
+  }
+  c.fail("bad attribute");
+}
+
+void parse_instr(Cursor& c, Graph& graph) {
+  c.eat('%');
+  if (c.integer() != static_cast<int64_t>(graph.instrs.size())) c.fail("instructions must be numbered in order");
+  c.eat('=');
+  Instr instr;
+  if (!op_from_name(c.word(), &instr.op)) c.fail("unknown op");
+  c.eat('(');
+  if (!c.try_eat(')')) {
+    do {
+      if (c.try_eat('%')) {
+        // A value reference; step back by reading the number directly.
+        int64_t v = c.integer();
+        if (v < 0 || static_cast<size_t>(v) >= graph.instrs.size()) c.fail("operand not defined yet");
+        instr.operands.push_back(static_cast<int32_t>(v));
+      } else {
+        AttrKey key;
+        if (!attr_from_name(c.word(), &key)) c.fail("unknown attribute");
+        c.eat('=');
+        instr.attrs.set(key, parse_attr_value(c, attr_kind(key)));
+      }
+    } while (c.try_eat(','));
+    c.eat(')');
+  }
+  c.eat(':');
+  try {
+    instr.dtype = dtype_from_name(c.word());
+  } catch (const Error&) {
+    c.fail("unknown dtype");
+  }
+  instr.shape = c.int_list();
+  if (instr.op == OpId::parameter) ++graph.num_parameters;
+  graph.instrs.push_back(std::move(instr));
+}
+
+}  // namespace
+
+std::string to_text(const Graph& graph) {
+  std::string out;
+  for (size_t i = 0; i < graph.instrs.size(); ++i) {
+    const Instr& instr = graph.instrs[i];
+    out += "%" + std::to_string(i) + " = " + std::string(op_name(instr.op)) + "(";
+    bool first = true;
+    for (int32_t o : instr.operands) {
+      out += (first ? "%" : ", %") + std::to_string(o);
+      first = false;
+    }
+    for (const auto& [key, value] : instr.attrs.items()) {
+      out += (first ? "" : ", ") + format_attr(key, value);
+      first = false;
+    }
+    out += ") : " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape) + "\n";
+  }
+  out += "return";
+  for (size_t i = 0; i < graph.outputs.size(); ++i) out += (i ? ", %" : " %") + std::to_string(graph.outputs[i]);
+  return out + "\n";
+}
+
+Graph parse_graph(std::string_view text) {
+  Graph graph;
+  bool returned = false;
+  int line_number = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    Cursor c(line, line_number);
+    if (c.at_end()) continue;
+    if (returned) c.fail("nothing may follow return");
+    if (line.find("return") != std::string_view::npos && line.find('=') == std::string_view::npos) {
+      if (c.word() != "return") c.fail("expected return");
+      if (!c.at_end()) {
+        do graph.outputs.push_back(c.value_ref(graph.instrs.size()));
+        while (c.try_eat(','));
+      }
+      if (!c.at_end()) c.fail("unexpected text after return");
+      returned = true;
+      continue;
+    }
+    parse_instr(c, graph);
+    if (!c.at_end()) c.fail("unexpected text after instruction");
+  }
+  if (!returned) throw Error("[parse_graph] missing 'return' line");
+  verify(graph);
+  return graph;
+}
+
+}  // namespace xlite::ir

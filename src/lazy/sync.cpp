@@ -1,0 +1,107 @@
+#include "lazy/sync.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
+#include "compiler/cache.h"
+#include "core/live_tensors.h"
+#include "lazy/graph_builder.h"
+#include "xlite/debug.h"
+#include "xlite/lazy.h"
+#include "xlite/metrics.h"
+
+namespace xlite::lazy {
+namespace {
+std::atomic<bool> eager_flag{false};
+std::atomic<int64_t> pending_tracing_ns{0};
+std::mutex sync_mutex;  // one sync at a time: binds results to shared tensors
+debug::SyncInfo last_info;
+
+const char* cause_text(SyncCause cause) {
+  switch (cause) {
+    case SyncCause::user_sync: return "user sync";
+    case SyncCause::value_read: return "value read (item/to_vector/print) of a pending tensor";
+    case SyncCause::eager_op: return "eager op";
+  }
+  return "";
+}
+
+double elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - since).count();
+}
+}  // namespace
+
+bool eager() { return eager_flag.load(std::memory_order_relaxed); }
+
+void add_tracing_time(double nanoseconds) { pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
+
+void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause) {
+  std::lock_guard lock(sync_mutex);
+  const bool is_eager = cause == SyncCause::eager_op;
+  if (!is_eager) metrics::increment_counter("Sync");
+  std::vector<TensorImpl*> pending;
+  std::vector<ir::NodePtr> roots;
+  for (TensorImpl* impl : impls) {
+    if (impl->is_pending()) {
+      pending.push_back(impl);
+      roots.push_back(impl->pending());
+    }
+  }
+  if (pending.empty()) return;
+  if (int64_t traced = pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
+    metrics::add_sample("TracingTime", static_cast<double>(traced));
+
+  BuiltGraph built = build_graph(roots);
+  const uint64_t hash = built.graph.hash();
+  auto& cache = compiler::executable_cache();
+  auto exe = cache.find(hash, built.graph);
+  const bool hit = exe != nullptr;
+  if (hit) {
+    metrics::increment_counter("CachedCompile");
+  } else {
+    auto start = std::chrono::steady_clock::now();
+    exe = compiler::compile(built.graph);
+    metrics::add_sample(is_eager ? "EagerOpCompileTime" : "CompileTime", elapsed_ns(start));
+    metrics::increment_counter("UncachedCompile");
+    cache.insert(hash, built.graph, exe);
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<BufferPtr> results = exe->run(built.arguments);
+  metrics::add_sample(is_eager ? "EagerOpExecuteTime" : "ExecuteTime", elapsed_ns(start));
+  metrics::increment_counter("Execute");
+  if (is_eager) metrics::increment_counter("EagerOpExecute");
+
+  for (size_t i = 0; i < pending.size(); ++i) pending[i]->set_data(results[built.root_outputs[i]]);
+  last_info = debug::SyncInfo{cause_text(cause), hash, built.graph.num_parameters,
+                              static_cast<int64_t>(built.graph.outputs.size()), hit};
+}
+
+}  // namespace xlite::lazy
+
+namespace xlite {
+
+void sync() { lazy::sync_tensors(live_tensors::pending_in_order(), lazy::SyncCause::user_sync); }
+
+void sync(const std::vector<Tensor>& tensors) {
+  std::vector<TensorImpl*> impls;
+  for (const Tensor& t : tensors)
+    if (t.defined()) impls.push_back(t.impl().get());
+  lazy::sync_tensors(impls, lazy::SyncCause::user_sync);
+}
+
+void eager_mode(bool enabled) { lazy::eager_flag = enabled; }
+bool is_eager_mode() { return lazy::eager(); }
+
+EagerModeGuard::EagerModeGuard(bool enabled) : previous_(is_eager_mode()) { eager_mode(enabled); }
+EagerModeGuard::~EagerModeGuard() { eager_mode(previous_); }
+
+namespace debug {
+SyncInfo last_sync() {
+  std::lock_guard lock(lazy::sync_mutex);
+  return lazy::last_info;
+}
+}  // namespace debug
+
+}  // namespace xlite

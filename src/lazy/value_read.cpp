@@ -1,0 +1,126 @@
+// Reading values back to the host: item(), to_vector() and printing. Each syncs what the tensor needs.
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+
+#include "core/half.h"
+#include "lazy/sync.h"
+#include "xlite/error.h"
+#include "xlite/metrics.h"
+#include "xlite/tensor.h"
+
+namespace xlite {
+namespace {
+const Buffer& materialized(const Tensor& t, const char* op) {
+  if (!t.defined()) throw Error(std::string("[") + op + "] the tensor is undefined");
+  TensorImpl* impl = t.impl().get();
+  if (impl->is_pending()) lazy::sync_tensors({impl}, lazy::SyncCause::value_read);
+  metrics::increment_counter("TransferFromDevice");
+  return *impl->data();
+}
+
+// Reads element i as double (floats) and as int64 (everything else) through one switch on the dtype.
+double element_f(const Buffer& b, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::f32: return b.as<float>()[i];
+    case DType::f64: return b.as<double>()[i];
+    case DType::f16: return f16_to_float(b.as<uint16_t>()[i]);
+    case DType::bf16: return bf16_to_float(b.as<uint16_t>()[i]);
+    case DType::i32: return b.as<int32_t>()[i];
+    case DType::i64: return static_cast<double>(b.as<int64_t>()[i]);
+    case DType::u8: return b.as<uint8_t>()[i];
+    case DType::bool_: return b.as<uint8_t>()[i] != 0;
+  }
+  return 0;
+}
+
+int64_t element_i(const Buffer& b, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::i32: return b.as<int32_t>()[i];
+    case DType::i64: return b.as<int64_t>()[i];
+    case DType::u8: return b.as<uint8_t>()[i];
+    case DType::bool_: return b.as<uint8_t>()[i] != 0;
+    default: {
+      double v = element_f(b, dtype, i);
+      return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
+    }
+  }
+}
+
+template <class T>
+T element_as(const Buffer& b, DType dtype, int64_t i) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return is_floating(dtype) ? element_f(b, dtype, i) != 0 : element_i(b, dtype, i) != 0;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(element_f(b, dtype, i));
+  } else {
+    return static_cast<T>(element_i(b, dtype, i));
+  }
+}
+
+void print_values(std::ostream& os, const Buffer& b, DType dtype, const Shape& shape, size_t dim, int64_t& offset,
+                  int indent) {
+  if (dim == shape.size()) {
+    if (is_floating(dtype)) os << element_f(b, dtype, offset++);
+    else if (dtype == DType::bool_) os << (element_i(b, dtype, offset++) ? "true" : "false");
+    else os << element_i(b, dtype, offset++);
+    return;
+  }
+  os << "[";
+  for (int64_t i = 0; i < shape[dim]; ++i) {
+    if (i) {
+      os << ",";
+      if (dim + 1 < shape.size()) os << "\n" << std::string(indent + dim + 1, ' ');
+      else os << " ";
+    }
+    print_values(os, b, dtype, shape, dim + 1, offset, indent);
+  }
+  os << "]";
+}
+}  // namespace
+
+template <class T> T Tensor::item() const {
+  const Buffer& b = materialized(*this, "item");
+  if (numel() != 1) throw Error("[item] needs a tensor of one element, got shape " + shape_str(shape()));
+  return element_as<T>(b, dtype(), 0);
+}
+
+template <class T> std::vector<T> Tensor::to_vector() const {
+  const Buffer& b = materialized(*this, "to_vector");
+  std::vector<T> out(numel());
+  if constexpr (!std::is_same_v<T, bool>) {
+    if (dtype_of<T>::value == dtype()) {
+      if (!out.empty()) std::memcpy(out.data(), b.data(), out.size() * sizeof(T));
+      return out;
+    }
+  }
+  {
+    for (int64_t i = 0; i < numel(); ++i) out[i] = element_as<T>(b, dtype(), i);
+  }
+  return out;
+}
+
+#define XLITE_INSTANTIATE_READS(T)               \
+  template T Tensor::item<T>() const;            \
+  template std::vector<T> Tensor::to_vector<T>() const;
+XLITE_INSTANTIATE_READS(float)
+XLITE_INSTANTIATE_READS(double)
+XLITE_INSTANTIATE_READS(int32_t)
+XLITE_INSTANTIATE_READS(int64_t)
+XLITE_INSTANTIATE_READS(uint8_t)
+XLITE_INSTANTIATE_READS(bool)
+#undef XLITE_INSTANTIATE_READS
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  if (!t.defined()) return os << "tensor(undefined)";
+  const Buffer& b = materialized(t, "print");
+  std::ostringstream body;
+  body << std::setprecision(6);
+  int64_t offset = 0;
+  print_values(body, b, t.dtype(), t.shape(), 0, offset, 7);
+  return os << "tensor(" << body.str() << ", shape=" << shape_str(t.shape()) << ", dtype=" << t.dtype()
+            << ", device=" << t.device() << ")";
+}
+
+}  // namespace xlite

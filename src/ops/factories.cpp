@@ -1,0 +1,188 @@
+// Creating tensors: uploads of host data, and lazy constants, ranges and random draws.
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "core/philox.h"
+#include "ops/op_support.h"
+#include "runtime/allocator.h"
+#include "xlite/factories.h"
+#include "xlite/metrics.h"
+#include "xlite/ops.h"
+
+namespace xlite {
+namespace {
+using ir::AttrKey;
+using ir::OpId;
+using ops::OpScope;
+
+void check_shape(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) ops::fail("negative dim in shape " + shape_str(shape));
+}
+
+Tensor upload(const void* data, size_t bytes, const Shape& shape, DType dtype, Device device) {
+  BufferPtr buffer = runtime::allocator(device).allocate(bytes);
+  if (bytes) std::memcpy(buffer->data(), data, bytes);
+  metrics::increment_counter("TransferToDevice");
+  return Tensor(std::make_shared<TensorImpl>(std::move(buffer), shape, dtype, device));
+}
+
+template <class T>
+Tensor tensor_from(const std::vector<T>& data, const Shape& shape, Device device) {
+  OpScope scope("tensor");
+  check_shape(shape);
+  if (static_cast<int64_t>(data.size()) != numel(shape))
+    ops::fail(std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
+  return upload(data.data(), data.size() * sizeof(T), shape, dtype_of<T>::value, device);
+}
+
+// The generator state. Seed and offset go into the graph as parameters, so draws never recompile.
+struct Generator {
+  std::mutex mutex;
+  uint64_t seed = 67280421310721ull;
+  uint64_t offset = 0;
+};
+Generator& generator() {
+  static Generator g;
+  return g;
+}
+
+Tensor random(const char* name, OpId op, const Shape& shape, DType dtype, Device device) {
+  OpScope scope(name);
+  check_shape(shape);
+  if (!is_floating(dtype)) ops::fail("random values need a floating dtype, got " + std::string(dtype_name(dtype)));
+  uint64_t seed, offset;
+  {
+    Generator& g = generator();
+    std::lock_guard lock(g.mutex);
+    seed = g.seed;
+    offset = g.offset;
+    g.offset += op == OpId::rng_normal ? philox::normal_blocks(numel(shape)) : philox::uniform_blocks(numel(shape));
+  }
+  auto scalar_i64 = [&](uint64_t v) {
+    int64_t value = static_cast<int64_t>(v);
+    return upload(&value, sizeof value, {}, DType::i64, device);
+  };
+  DType draw = dtype == DType::f64 ? DType::f64 : DType::f32;
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::shape, shape).set_dtype(AttrKey::dtype, draw);
+  Tensor r = ops::make(op, {scalar_i64(seed), scalar_i64(offset)}, std::move(attrs));
+  return scope.finish(ops::convert_to(r, dtype));
+}
+}  // namespace
+
+template <class T> Tensor tensor(T value, Device device) {
+  OpScope scope("tensor");
+  return upload(&value, sizeof(T), {}, dtype_of<T>::value, device);
+}
+template <> Tensor tensor<bool>(bool value, Device device) {
+  OpScope scope("tensor");
+  uint8_t byte = value;
+  return upload(&byte, 1, {}, DType::bool_, device);
+}
+template Tensor tensor<float>(float, Device);
+template Tensor tensor<double>(double, Device);
+template Tensor tensor<int32_t>(int32_t, Device);
+template Tensor tensor<int64_t>(int64_t, Device);
+template Tensor tensor<uint8_t>(uint8_t, Device);
+
+template <class T> Tensor tensor(const std::vector<T>& data, const Shape& shape, Device device) {
+  return tensor_from(data, shape, device);
+}
+template <> Tensor tensor<bool>(const std::vector<bool>& data, const Shape& shape, Device device) {
+  std::vector<uint8_t> bytes(data.begin(), data.end());
+  Tensor t = tensor_from(bytes, shape, device);
+  return Tensor(std::make_shared<TensorImpl>(t.impl()->data(), shape, DType::bool_, device));
+}
+template Tensor tensor<float>(const std::vector<float>&, const Shape&, Device);
+template Tensor tensor<double>(const std::vector<double>&, const Shape&, Device);
+template Tensor tensor<int32_t>(const std::vector<int32_t>&, const Shape&, Device);
+template Tensor tensor<int64_t>(const std::vector<int64_t>&, const Shape&, Device);
+template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, Device);
+
+template <class T> Tensor tensor(const std::vector<T>& data, Device device) {
+  return tensor(data, Shape{static_cast<int64_t>(data.size())}, device);
+}
+template Tensor tensor<float>(const std::vector<float>&, Device);
+template Tensor tensor<double>(const std::vector<double>&, Device);
+template Tensor tensor<int32_t>(const std::vector<int32_t>&, Device);
+template Tensor tensor<int64_t>(const std::vector<int64_t>&, Device);
+template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, Device);
+template Tensor tensor<bool>(const std::vector<bool>&, Device);
+
+Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
+  OpScope scope("full");
+  check_shape(shape);
+  if (value.is_floating() && !is_floating(dtype) && dtype != DType::bool_ && value.to_double() != std::trunc(value.to_double()))
+    ops::fail("value " + std::to_string(value.to_double()) + " cannot be represented in " + std::string(dtype_name(dtype)));
+  return scope.finish(ops::broadcast_to_shape(ops::scalar_tensor(value, dtype), shape));
+}
+Tensor zeros(const Shape& shape, DType dtype, Device device) {
+  OpScope scope("zeros");
+  return scope.finish(full(shape, 0, dtype, device));
+}
+Tensor ones(const Shape& shape, DType dtype, Device device) {
+  OpScope scope("ones");
+  return scope.finish(full(shape, 1, dtype, device));
+}
+Tensor zeros_like(const Tensor& x) { return zeros(ops::impl_of(x).shape(), x.dtype(), x.device()); }
+Tensor ones_like(const Tensor& x) { return ones(ops::impl_of(x).shape(), x.dtype(), x.device()); }
+Tensor full_like(const Tensor& x, Scalar value) { return full(ops::impl_of(x).shape(), value, x.dtype(), x.device()); }
+
+Tensor arange(Scalar stop, Device device) { return arange(0, stop, 1, device); }
+
+Tensor arange(Scalar start, Scalar stop, Scalar step, Device device) {
+  OpScope scope("arange");
+  double s = start.to_double(), e = stop.to_double(), d = step.to_double();
+  if (d == 0 || !std::isfinite(s) || !std::isfinite(e) || !std::isfinite(d))
+    ops::fail("step must be non-zero and bounds finite");
+  if ((d > 0 && e < s) || (d < 0 && e > s))
+    ops::fail("upper bound " + std::to_string(e) + " and lower bound " + std::to_string(s) +
+              " are inconsistent with the step sign");
+  bool integral = !start.is_floating() && !stop.is_floating() && !step.is_floating();
+  int64_t n = static_cast<int64_t>(std::ceil((e - s) / d));
+  if (integral) {
+    int64_t si = start.to_int(), ei = stop.to_int(), di = step.to_int();
+    n = di > 0 ? (ei - si + di - 1) / di : (si - ei + (-di) - 1) / (-di);
+  }
+  DType dtype = integral ? DType::i64 : ops::default_float();
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::shape, {n}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, integral ? DType::i64 : DType::f64);
+  Tensor r = ops::make(OpId::iota, {}, std::move(attrs));
+  if (integral) {
+    if (step.to_int() != 1) r = r * step;
+    if (start.to_int() != 0) r = r + start;
+  } else {
+    // Computed in f64 then rounded once, so long f32 ranges do not drift.
+    r = ops::convert_to(r * step + start, dtype);
+  }
+  return scope.finish(r);
+}
+
+Tensor eye(int64_t n, int64_t m, DType dtype, Device device) {
+  OpScope scope("eye");
+  if (n < 0) ops::fail("n must be >= 0, got " + std::to_string(n));
+  if (m == -1) m = n;
+  if (m < 0) ops::fail("m must be >= 0 (or -1 for m = n), got " + std::to_string(m));
+  ir::Attrs rows, cols;
+  rows.set_ints(AttrKey::shape, {n, m}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
+  cols.set_ints(AttrKey::shape, {n, m}).set_int(AttrKey::dim, 1).set_dtype(AttrKey::dtype, DType::i64);
+  Tensor diagonal = eq(ops::make(OpId::iota, {}, std::move(rows)), ops::make(OpId::iota, {}, std::move(cols)));
+  return scope.finish(ops::convert_to(diagonal, dtype));
+}
+
+void manual_seed(uint64_t seed) {
+  Generator& g = generator();
+  std::lock_guard lock(g.mutex);
+  g.seed = seed;
+  g.offset = 0;
+}
+
+Tensor rand(const Shape& shape, DType dtype, Device device) { return random("rand", OpId::rng_uniform, shape, dtype, device); }
+Tensor randn(const Shape& shape, DType dtype, Device device) { return random("randn", OpId::rng_normal, shape, dtype, device); }
+Tensor rand_like(const Tensor& x) { return rand(ops::impl_of(x).shape(), x.dtype(), x.device()); }
+Tensor randn_like(const Tensor& x) { return randn(ops::impl_of(x).shape(), x.dtype(), x.device()); }
+
+}  // namespace xlite

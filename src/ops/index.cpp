@@ -1,0 +1,137 @@
+// Indexing ops. Index values are checked where they are computed (by the backend).
+#include "ops/op_support.h"
+#include "xlite/ops.h"
+
+namespace xlite {
+namespace {
+using ir::AttrKey;
+using ir::OpId;
+using ops::OpScope;
+
+void require_index(const Tensor& index, const char* what) {
+  DType d = ops::impl_of(index).dtype();
+  if (d != DType::i32 && d != DType::i64)
+    ops::fail(std::string(what) + " must be an i32 or i64 tensor, got " + std::string(dtype_name(d)));
+}
+
+// Gather-like ops want the input to have rank >= 1; a 0-dim input acts as a 1-element vector.
+Tensor at_least_1d(const Tensor& x) { return x.dim() == 0 ? reshape(x, {1}) : x; }
+}  // namespace
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  OpScope scope("index_select");
+  const TensorImpl& impl = ops::impl_of(x);
+  require_index(index, "index");
+  if (index.dim() > 1) ops::fail("index must be 0-D or 1-D, got " + shape_str(index.shape()));
+  int64_t d = ops::normalize_dim(dim, impl.shape().size());
+  Tensor r = ops::make(OpId::index_select, {at_least_1d(x), reshape(index, {-1})}, ir::Attrs().set_int(AttrKey::dim, d));
+  if (impl.shape().empty()) r = reshape(r, {});
+  return scope.finish(r);
+}
+
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  OpScope scope("gather");
+  const TensorImpl& impl = ops::impl_of(x);
+  require_index(index, "index");
+  int64_t d = ops::normalize_dim(dim, impl.shape().size());
+  if (index.dim() != x.dim())
+    ops::fail("index " + shape_str(index.shape()) + " must have the rank of the input " + shape_str(x.shape()));
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (i != d && index.shape()[i] > x.shape()[i])
+      ops::fail("index " + shape_str(index.shape()) + " is larger than the input " + shape_str(x.shape()) +
+                " outside dim " + std::to_string(dim));
+  if (x.dim() == 0)
+    return scope.finish(reshape(ops::make(OpId::gather, {reshape(x, {1}), reshape(index, {1})},
+                                          ir::Attrs().set_int(AttrKey::dim, 0)), {}));
+  return scope.finish(ops::make(OpId::gather, {x, index}, ir::Attrs().set_int(AttrKey::dim, d)));
+}
+
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  OpScope scope("scatter_add");
+  const TensorImpl& impl = ops::impl_of(x);
+  require_index(index, "index");
+  int64_t d = ops::normalize_dim(dim, impl.shape().size());
+  if (index.dim() != x.dim() || ops::impl_of(src).shape().size() != impl.shape().size())
+    ops::fail("index " + shape_str(index.shape()) + " and src " + shape_str(src.shape()) +
+              " must have the rank of the input " + shape_str(x.shape()));
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (index.shape()[i] > src.shape()[i] || (i != d && index.shape()[i] > x.shape()[i]))
+      ops::fail("index " + shape_str(index.shape()) + " does not fit input " + shape_str(x.shape()) + " and src " +
+                shape_str(src.shape()));
+  }
+  if (x.dim() == 0) ops::fail("0-dim inputs are not supported");
+  // Only the part of src that index covers takes part, like PyTorch.
+  Tensor s = ops::convert_to(src, x.dtype());
+  if (src.shape() != index.shape()) {
+    for (int64_t i = 0; i < x.dim(); ++i) s = slice(s, i, 0, index.shape()[i]);
+  }
+  return scope.finish(ops::make(OpId::scatter_add, {x, index, s}, ir::Attrs().set_int(AttrKey::dim, d)));
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  OpScope scope("embedding");
+  if (ops::impl_of(weight).shape().size() != 2) ops::fail("weight must be 2-D, got " + shape_str(weight.shape()));
+  require_index(indices, "indices");
+  Shape out = indices.shape();
+  out.push_back(weight.shape()[1]);
+  Tensor rows = ops::make(OpId::index_select, {weight, reshape(indices, {-1})}, ir::Attrs().set_int(AttrKey::dim, 0));
+  return scope.finish(reshape(rows, out));
+}
+
+Tensor one_hot(const Tensor& x, int64_t num_classes) {
+  OpScope scope("one_hot");
+  require_index(x, "input");
+  if (num_classes == -1) {
+    // Like PyTorch, the class count comes from the data: a value read.
+    num_classes = x.numel() == 0 ? 0 : max(x).item<int64_t>() + 1;
+  }
+  if (num_classes < 0) ops::fail("num_classes must be -1 or >= 0, got " + std::to_string(num_classes));
+  // Rows of the identity picked by index_select: a class out of [0, num_classes) raises when computed
+  // instead of giving a silent all-zero row, and nothing is read back to check it.
+  ir::Attrs row_attrs, col_attrs;
+  row_attrs.set_ints(AttrKey::shape, {num_classes, num_classes}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
+  col_attrs.set_ints(AttrKey::shape, {num_classes, num_classes}).set_int(AttrKey::dim, 1).set_dtype(AttrKey::dtype, DType::i64);
+  Tensor identity = ops::convert_to(eq(ops::make(OpId::iota, {}, std::move(row_attrs)), ops::make(OpId::iota, {}, std::move(col_attrs))), DType::i64);
+  Shape out = x.shape();
+  out.push_back(num_classes);
+  Tensor rows = ops::make(OpId::index_select, {identity, reshape(x, {-1})}, ir::Attrs().set_int(AttrKey::dim, 0));
+  return scope.finish(reshape(rows, out));
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  OpScope scope("matmul");
+  const Shape& sa = ops::impl_of(a).shape();
+  const Shape& sb = ops::impl_of(b).shape();
+  if (sa.empty() || sb.empty()) ops::fail("both operands need at least one dim, got " + shape_str(sa) + " and " + shape_str(sb));
+  DType dtype = ops::result_type({&a, &b}, {});
+  if (dtype == DType::bool_) ops::fail("bool operands are not supported");
+  // 1-D operands become matrices and the added dim is dropped from the result, like torch.matmul.
+  Tensor x = sa.size() == 1 ? reshape(a, {1, sa[0]}) : a;
+  Tensor y = sb.size() == 1 ? reshape(b, {sb[0], 1}) : b;
+  const Shape& xs = x.shape();
+  const Shape& ys = y.shape();
+  int64_t m = xs[xs.size() - 2], k = xs.back(), k2 = ys[ys.size() - 2], n = ys.back();
+  if (k != k2) ops::fail("shapes " + shape_str(sa) + " and " + shape_str(sb) + " cannot be multiplied");
+  Shape batch = ops::broadcast_shapes(Shape(xs.begin(), xs.end() - 2), Shape(ys.begin(), ys.end() - 2));
+  Shape xt = batch, yt = batch;
+  xt.insert(xt.end(), {m, k});
+  yt.insert(yt.end(), {k, n});
+  Tensor r = ops::make(OpId::dot, {ops::broadcast_to_shape(ops::convert_to(x, dtype), xt),
+                                   ops::broadcast_to_shape(ops::convert_to(y, dtype), yt)});
+  Shape out = batch;
+  if (sa.size() > 1) out.push_back(m);
+  if (sb.size() > 1) out.push_back(n);
+  return scope.finish(reshape(r, out));
+}
+
+Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
+  OpScope scope("linear");
+  if (ops::impl_of(w).shape().size() != 2) ops::fail("weight must be 2-D [out, in], got " + shape_str(w.shape()));
+  if (ops::impl_of(x).shape().empty() || x.shape().back() != w.shape()[1])
+    ops::fail("input " + shape_str(x.shape()) + " does not match weight " + shape_str(w.shape()));
+  Tensor y = matmul(x, transpose(w, 0, 1));
+  if (bias) y = y + *bias;
+  return scope.finish(y);
+}
+
+}  // namespace xlite

@@ -1,0 +1,237 @@
+#include "ops/op_support.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "lazy/sync.h"
+#include "runtime/allocator.h"
+#include "xlite/metrics.h"
+
+namespace xlite::ops {
+namespace {
+thread_local int op_depth = 0;
+thread_local const char* op_name_now = "";
+
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int category(DType d) { return d == DType::bool_ ? 0 : is_floating(d) ? 2 : 1; }
+int float_rank(DType d) { return d == DType::f64 ? 2 : d == DType::f32 ? 1 : 0; }
+int int_rank(DType d) { return d == DType::i64 ? 2 : d == DType::i32 ? 1 : 0; }
+
+DType scalar_dtype(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::boolean: return DType::bool_;
+    case Scalar::Kind::integer: return DType::i64;
+    case Scalar::Kind::floating: return default_float();
+  }
+  return DType::f32;
+}
+
+// Promotes within one priority class; `has` stays false while the class is empty.
+struct Partial {
+  bool has = false;
+  DType dtype = DType::bool_;
+  void add(DType d) {
+    dtype = has ? promote_types(dtype, d) : d;
+    has = true;
+  }
+};
+
+// Combines a higher-priority class with a lower one (torch's combine_categories).
+Partial combine(Partial higher, Partial lower) {
+  if (!higher.has) return lower;
+  if (!lower.has) return higher;
+  if (is_floating(higher.dtype)) return higher;
+  if (higher.dtype == DType::bool_ || is_floating(lower.dtype)) return {true, promote_types(higher.dtype, lower.dtype)};
+  return higher;
+}
+}  // namespace
+
+OpScope::OpScope(const char* name) : outermost_(op_depth == 0), start_ns_(0) {
+  if (outermost_) {
+    op_name_now = name;
+    start_ns_ = now_ns();
+  }
+  ++op_depth;
+}
+
+OpScope::~OpScope() {
+  --op_depth;
+  if (outermost_) op_name_now = "";
+}
+
+Tensor OpScope::finish(Tensor result) {
+  if (!outermost_) return result;
+  if (lazy::eager()) {
+    lazy::sync_tensors({result.impl().get()}, lazy::SyncCause::eager_op);
+  } else {
+    lazy::add_tracing_time(static_cast<double>(now_ns() - start_ns_));
+  }
+  return result;
+}
+
+std::vector<Tensor> OpScope::finish(std::vector<Tensor> results) {
+  if (!outermost_) return results;
+  if (lazy::eager()) {
+    std::vector<TensorImpl*> impls;
+    for (const Tensor& t : results) impls.push_back(t.impl().get());
+    lazy::sync_tensors(impls, lazy::SyncCause::eager_op);
+  } else {
+    lazy::add_tracing_time(static_cast<double>(now_ns() - start_ns_));
+  }
+  return results;
+}
+
+const char* current_op() { return op_name_now; }
+
+void fail(const std::string& message) { throw Error("[" + std::string(op_name_now) + "] " + message); }
+
+const TensorImpl& impl_of(const Tensor& t) {
+  if (!t.defined()) fail("an operand is an undefined tensor");
+  return *t.impl();
+}
+
+ir::NodePtr node_of(const Tensor& t) {
+  impl_of(t);
+  return t.impl()->node();
+}
+
+Tensor wrap(ir::NodePtr node) { return Tensor(std::make_shared<TensorImpl>(std::move(node), Device{})); }
+
+Tensor fresh_handle(const Tensor& t) {
+  const TensorImpl& impl = impl_of(t);
+  if (impl.is_pending()) return wrap(impl.pending());
+  return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
+}
+
+Tensor make(ir::OpId op, const std::vector<Tensor>& operands, ir::Attrs attrs) {
+  std::vector<ir::NodePtr> nodes;
+  nodes.reserve(operands.size());
+  for (const Tensor& t : operands) nodes.push_back(node_of(t));
+  return wrap(ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now));
+}
+
+ir::NodePtr scalar_node(Scalar value, DType dtype) {
+  double v = value.to_double();
+  bool zero_or_one = (v == 0.0 && !std::signbit(v)) || v == 1.0;
+  if (value.kind() != Scalar::Kind::floating) zero_or_one = value.to_int() == 0 || value.to_int() == 1;
+  if (zero_or_one) {
+    ir::Attrs attrs;
+    attrs.set_float(ir::AttrKey::value, v).set_dtype(ir::AttrKey::dtype, dtype);
+    return ir::make_node(ir::OpId::constant, {}, std::move(attrs));
+  }
+  BufferPtr buffer = runtime::allocator(Device{}).allocate(dtype_size(dtype));
+  void* p = buffer->data();
+  switch (dtype) {
+    case DType::f32: *static_cast<float*>(p) = static_cast<float>(v); break;
+    case DType::f64: *static_cast<double*>(p) = v; break;
+    case DType::i32: *static_cast<int32_t*>(p) = static_cast<int32_t>(static_cast<uint32_t>(value.to_int())); break;
+    case DType::i64: *static_cast<int64_t*>(p) = value.to_int(); break;
+    case DType::u8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(value.to_int()); break;
+    case DType::bool_: *static_cast<uint8_t*>(p) = v != 0; break;
+    case DType::f16:
+    case DType::bf16: {
+      // Upload as f32 and convert on the device, so that there is one rounding rule for 16-bit floats.
+      BufferPtr wide = runtime::allocator(Device{}).allocate(4);
+      *wide->as<float>() = static_cast<float>(v);
+      metrics::increment_counter("TransferToDevice");
+      ir::Attrs attrs;
+      attrs.set_dtype(ir::AttrKey::dtype, dtype);
+      return ir::make_node(ir::OpId::convert, {ir::make_parameter(wide, {}, DType::f32)}, std::move(attrs));
+    }
+  }
+  metrics::increment_counter("TransferToDevice");
+  return ir::make_parameter(std::move(buffer), {}, dtype);
+}
+
+Tensor scalar_tensor(Scalar value, DType dtype) { return wrap(scalar_node(value, dtype)); }
+
+int64_t normalize_dim(int64_t dim, int64_t rank) {
+  int64_t r = std::max<int64_t>(rank, 1);  // a 0-dim tensor accepts dim 0 and -1, like PyTorch
+  if (dim < -r || dim >= r)
+    fail("dim " + std::to_string(dim) + " is out of range for a tensor of rank " + std::to_string(rank));
+  return dim < 0 ? dim + r : dim;
+}
+
+std::vector<int64_t> normalize_dims(const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t d : dims) {
+    int64_t n = normalize_dim(d, rank);
+    if (std::find(out.begin(), out.end(), n) != out.end()) fail("dim " + std::to_string(d) + " appears more than once");
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  if (rank == 0) out.clear();
+  return out;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail("shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast together");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor convert_to(const Tensor& t, DType dtype) {
+  if (impl_of(t).dtype() == dtype) return t;
+  ir::Attrs attrs;
+  attrs.set_dtype(ir::AttrKey::dtype, dtype);
+  return make(ir::OpId::convert, {t}, std::move(attrs));
+}
+
+Tensor broadcast_to_shape(const Tensor& t, const Shape& shape) {
+  const Shape& from = impl_of(t).shape();
+  if (from == shape) return t;
+  if (from.size() > shape.size()) fail("cannot broadcast " + shape_str(from) + " to " + shape_str(shape));
+  size_t lead = shape.size() - from.size();
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] != 1 && from[i] != shape[lead + i]) fail("cannot broadcast " + shape_str(from) + " to " + shape_str(shape));
+    dims.push_back(static_cast<int64_t>(lead + i));
+  }
+  ir::Attrs attrs;
+  attrs.set_ints(ir::AttrKey::shape, shape).set_ints(ir::AttrKey::dims, dims);
+  return make(ir::OpId::broadcast, {t}, std::move(attrs));
+}
+
+DType default_float() { return DType::f32; }
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  int ca = category(a), cb = category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 2) {
+    if (float_rank(a) == 0 && float_rank(b) == 0) return DType::f32;  // f16 with bf16
+    return float_rank(a) >= float_rank(b) ? a : b;
+  }
+  return int_rank(a) >= int_rank(b) ? a : b;
+}
+
+DType result_type(const std::vector<const Tensor*>& tensors, const std::vector<Scalar>& scalars) {
+  Partial dimensioned, zero_dim, wrapped;
+  for (const Tensor* t : tensors) {
+    const TensorImpl& impl = impl_of(*t);
+    (impl.shape().empty() ? zero_dim : dimensioned).add(impl.dtype());
+  }
+  for (const Scalar& s : scalars) wrapped.add(scalar_dtype(s));
+  Partial result = combine(dimensioned, combine(zero_dim, wrapped));
+  return result.has ? result.dtype : default_float();
+}
+
+bool can_cast(DType from, DType to) {
+  if (category(from) > category(to)) return false;
+  return true;
+}
+
+}  // namespace xlite::ops

@@ -1,0 +1,63 @@
+#pragma once
+// What every public op needs: the op scope (error names, tracing time, eager execution), turning
+// tensors and scalars into IR operands of one dtype and shape, and argument checks.
+#include <string>
+#include <vector>
+
+#include "core/tensor_impl.h"
+#include "ir/node.h"
+#include "xlite/error.h"
+#include "xlite/tensor.h"
+
+namespace xlite::ops {
+
+// Wraps the body of a public op. The outermost scope names the op in error messages, reports the time
+// spent building IR, and in eager mode runs the result at once.
+class OpScope {
+ public:
+  explicit OpScope(const char* name);
+  ~OpScope();
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+  Tensor finish(Tensor result);
+  std::vector<Tensor> finish(std::vector<Tensor> results);
+
+ private:
+  bool outermost_;
+  long long start_ns_;
+};
+
+// The name of the public op being built on this thread ("" outside any op).
+const char* current_op();
+// Throws xlite::Error("[op] message").
+[[noreturn]] void fail(const std::string& message);
+
+const TensorImpl& impl_of(const Tensor& t);  // fails on an undefined tensor
+ir::NodePtr node_of(const Tensor& t);
+Tensor wrap(ir::NodePtr node);
+// The same value under a new handle, so that an in-place op on the result cannot touch the input.
+Tensor fresh_handle(const Tensor& t);
+Tensor make(ir::OpId op, const std::vector<Tensor>& operands, ir::Attrs attrs = {});
+
+// A scalar as a 0-dim node of the dtype: 0 and 1 are baked in as constants, any other value is uploaded
+// as a parameter so that a new value does not recompile.
+ir::NodePtr scalar_node(Scalar value, DType dtype);
+Tensor scalar_tensor(Scalar value, DType dtype);
+
+// dims checks (negative dims count from the end).
+int64_t normalize_dim(int64_t dim, int64_t rank);
+std::vector<int64_t> normalize_dims(const std::vector<int64_t>& dims, int64_t rank);  // sorted, unique
+
+// Broadcasting and type conversion.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+Tensor convert_to(const Tensor& t, DType dtype);
+Tensor broadcast_to_shape(const Tensor& t, const Shape& shape);
+
+// PyTorch's type promotion: dimensioned tensors outrank 0-dim tensors, which outrank host scalars; a
+// lower rank only matters when it is of a higher category (bool < integer < floating).
+DType promote_types(DType a, DType b);
+DType result_type(const std::vector<const Tensor*>& tensors, const std::vector<Scalar>& scalars);
+DType default_float();
+bool can_cast(DType from, DType to);  // what an in-place op may write back
+
+}  // namespace xlite::ops

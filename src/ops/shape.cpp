@@ -1,0 +1,337 @@
+// Shape ops. Each is a value op on the IR; none aliases storage.
+#include <algorithm>
+#include <numeric>
+
+#include "ops/op_support.h"
+#include "xlite/factories.h"
+#include "xlite/ops.h"
+
+namespace xlite {
+namespace {
+using ir::AttrKey;
+using ir::OpId;
+using ops::OpScope;
+
+Tensor reshape_node(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return ops::fresh_handle(x);
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::shape, shape);
+  return ops::make(OpId::reshape, {x}, std::move(attrs));
+}
+
+Tensor slice_node(const Tensor& x, int64_t dim, int64_t start, int64_t limit, int64_t step) {
+  const Shape& shape = x.shape();
+  std::vector<int64_t> starts(shape.size(), 0), limits = shape, strides(shape.size(), 1);
+  starts[dim] = start;
+  limits[dim] = limit;
+  strides[dim] = step;
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::start, starts).set_ints(AttrKey::limit, limits).set_ints(AttrKey::stride, strides);
+  return ops::make(OpId::slice, {x}, std::move(attrs));
+}
+
+Tensor triangle(const char* name, const Tensor& x, int64_t diagonal, bool lower) {
+  OpScope scope(name);
+  if (ops::impl_of(x).shape().size() < 2) ops::fail("needs a tensor of rank >= 2, got " + shape_str(x.shape()));
+  int64_t rows = x.shape()[x.dim() - 2], cols = x.shape()[x.dim() - 1];
+  ir::Attrs row_attrs, col_attrs;
+  row_attrs.set_ints(AttrKey::shape, {rows, cols}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
+  col_attrs.set_ints(AttrKey::shape, {rows, cols}).set_int(AttrKey::dim, 1).set_dtype(AttrKey::dtype, DType::i64);
+  Tensor row = ops::make(OpId::iota, {}, std::move(row_attrs));
+  Tensor col = ops::make(OpId::iota, {}, std::move(col_attrs));
+  Tensor offset = col - row;
+  Tensor keep = lower ? offset <= diagonal : offset >= diagonal;
+  return scope.finish(where(keep, x, zeros({}, x.dtype())));
+}
+}  // namespace
+
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  OpScope scope("reshape");
+  const TensorImpl& impl = ops::impl_of(x);
+  Shape out = shape;
+  int64_t inferred = -1, known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (inferred >= 0) ops::fail("only one dim can be -1 in " + shape_str(shape));
+      inferred = static_cast<int64_t>(i);
+    } else if (out[i] < 0) {
+      ops::fail("invalid dim " + std::to_string(out[i]) + " in " + shape_str(shape));
+    } else {
+      known *= out[i];
+    }
+  }
+  int64_t total = numel(impl.shape());
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      ops::fail("shape " + shape_str(shape) + " is invalid for input " + shape_str(impl.shape()) + " of size " +
+                std::to_string(total));
+    out[inferred] = total / known;
+  }
+  if (numel(out) != total)
+    ops::fail("shape " + shape_str(shape) + " is invalid for input " + shape_str(impl.shape()) + " of size " +
+              std::to_string(total));
+  return scope.finish(reshape_node(x, out));
+}
+
+Tensor view(const Tensor& x, const Shape& shape) {
+  OpScope scope("view");
+  return scope.finish(reshape(x, shape));
+}
+
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  OpScope scope("flatten");
+  const Shape& shape = ops::impl_of(x).shape();
+  if (shape.empty()) return scope.finish(reshape(x, {1}));
+  int64_t s = ops::normalize_dim(start_dim, shape.size()), e = ops::normalize_dim(end_dim, shape.size());
+  if (s > e) ops::fail("start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim));
+  Shape out(shape.begin(), shape.begin() + s);
+  out.push_back(std::accumulate(shape.begin() + s, shape.begin() + e + 1, int64_t{1}, std::multiplies<>()));
+  out.insert(out.end(), shape.begin() + e + 1, shape.end());
+  return scope.finish(reshape_node(x, out));
+}
+
+Tensor squeeze(const Tensor& x) {
+  OpScope scope("squeeze");
+  Shape out;
+  for (int64_t d : ops::impl_of(x).shape())
+    if (d != 1) out.push_back(d);
+  return scope.finish(reshape_node(x, out));
+}
+
+Tensor squeeze(const Tensor& x, int64_t dim) {
+  OpScope scope("squeeze");
+  Shape out = ops::impl_of(x).shape();
+  int64_t d = ops::normalize_dim(dim, out.size());
+  if (!out.empty() && out[d] == 1) out.erase(out.begin() + d);
+  return scope.finish(reshape_node(x, out));
+}
+
+Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  OpScope scope("unsqueeze");
+  Shape out = ops::impl_of(x).shape();
+  int64_t d = ops::normalize_dim(dim, out.size() + 1);
+  out.insert(out.begin() + d, 1);
+  return scope.finish(reshape_node(x, out));
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  OpScope scope("permute");
+  int64_t rank = ops::impl_of(x).shape().size();
+  if (static_cast<int64_t>(dims.size()) != rank)
+    ops::fail("dims " + shape_str(dims) + " do not match a tensor of rank " + std::to_string(rank));
+  std::vector<int64_t> perm;
+  for (int64_t d : dims) {
+    int64_t n = ops::normalize_dim(d, rank);
+    if (std::find(perm.begin(), perm.end(), n) != perm.end()) ops::fail("dim " + std::to_string(d) + " repeated");
+    perm.push_back(n);
+  }
+  bool identity = true;
+  for (int64_t i = 0; i < rank; ++i) identity = identity && perm[i] == i;
+  if (identity) return scope.finish(ops::fresh_handle(x));
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::perm, perm);
+  return scope.finish(ops::make(OpId::transpose, {x}, std::move(attrs)));
+}
+
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  OpScope scope("transpose");
+  int64_t rank = ops::impl_of(x).shape().size();
+  if (rank == 0) {
+    ops::normalize_dim(dim0, 0);
+    ops::normalize_dim(dim1, 0);
+    return scope.finish(ops::fresh_handle(x));
+  }
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[ops::normalize_dim(dim0, rank)], perm[ops::normalize_dim(dim1, rank)]);
+  return scope.finish(permute(x, perm));
+}
+
+Tensor expand(const Tensor& x, const Shape& shape) {
+  OpScope scope("expand");
+  const Shape& from = ops::impl_of(x).shape();
+  if (shape.size() < from.size())
+    ops::fail("cannot expand " + shape_str(from) + " to fewer dims " + shape_str(shape));
+  Shape out = shape;
+  size_t lead = shape.size() - from.size();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (i < lead) ops::fail("-1 is not allowed for a new leading dim in " + shape_str(shape));
+      out[i] = from[i - lead];
+    } else if (out[i] < 0) {
+      ops::fail("invalid size " + std::to_string(out[i]) + " in " + shape_str(shape));
+    }
+    if (i >= lead && from[i - lead] != 1 && from[i - lead] != out[i])
+      ops::fail("cannot expand " + shape_str(from) + " to " + shape_str(shape));
+  }
+  return scope.finish(ops::broadcast_to_shape(ops::fresh_handle(x), out));
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  OpScope scope("broadcast_to");
+  return scope.finish(expand(x, shape));
+}
+
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  OpScope scope("slice");
+  const Shape& shape = ops::impl_of(x).shape();
+  if (shape.empty()) ops::fail("cannot slice a 0-dim tensor");
+  int64_t d = ops::normalize_dim(dim, shape.size());
+  if (step <= 0) ops::fail("step must be positive, got " + std::to_string(step));
+  int64_t size = shape[d];
+  auto clamp_bound = [size](int64_t v) {
+    if (v < 0) v += size;
+    return std::clamp<int64_t>(v, 0, size);
+  };
+  int64_t s = clamp_bound(start), e = std::max(clamp_bound(stop), clamp_bound(start));
+  if (s == 0 && e == size && step == 1) return scope.finish(ops::fresh_handle(x));
+  return scope.finish(slice_node(x, d, s, e, step));
+}
+
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  OpScope scope("narrow");
+  const Shape& shape = ops::impl_of(x).shape();
+  if (shape.empty()) ops::fail("cannot narrow a 0-dim tensor");
+  int64_t d = ops::normalize_dim(dim, shape.size());
+  int64_t s = start < 0 ? start + shape[d] : start;
+  if (s < 0 || length < 0 || s + length > shape[d])
+    ops::fail("start " + std::to_string(start) + " and length " + std::to_string(length) + " exceed dim " +
+              std::to_string(dim) + " of size " + std::to_string(shape[d]));
+  return scope.finish(slice_node(x, d, s, s + length, 1));
+}
+
+Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
+  OpScope scope("concat");
+  if (tensors.empty()) ops::fail("needs at least one tensor");
+  std::vector<const Tensor*> all;
+  for (const Tensor& t : tensors) all.push_back(&t);
+  DType dtype = ops::result_type(all, {});
+  const Shape& first = tensors[0].shape();
+  if (first.empty()) ops::fail("zero-dim tensors cannot be concatenated");
+  int64_t d = ops::normalize_dim(dim, first.size());
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Shape s = tensors[i].shape();
+    Shape expected = first;
+    if (s.size() == expected.size()) expected[d] = s[d];
+    if (s != expected)
+      ops::fail("tensor " + std::to_string(i) + " has shape " + shape_str(s) + ", expected " + shape_str(first) +
+                " outside dim " + std::to_string(dim));
+    if (s[d] > 0) parts.push_back(ops::convert_to(tensors[i], dtype));
+  }
+  if (parts.empty()) return scope.finish(ops::convert_to(ops::fresh_handle(tensors[0]), dtype));
+  if (parts.size() == 1) return scope.finish(ops::fresh_handle(parts[0]));
+  ir::Attrs attrs;
+  attrs.set_int(AttrKey::dim, d);
+  return scope.finish(ops::make(OpId::concat, parts, std::move(attrs)));
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  OpScope scope("cat");
+  return scope.finish(concat(tensors, dim));
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  OpScope scope("stack");
+  if (tensors.empty()) ops::fail("needs at least one tensor");
+  int64_t d = ops::normalize_dim(dim, ops::impl_of(tensors[0]).shape().size() + 1);
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (ops::impl_of(tensors[i]).shape() != tensors[0].shape())
+      ops::fail("tensor " + std::to_string(i) + " has shape " + shape_str(tensors[i].shape()) + ", expected " +
+                shape_str(tensors[0].shape()));
+    parts.push_back(unsqueeze(tensors[i], d));
+  }
+  return scope.finish(concat(parts, d));
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+  OpScope scope("split");
+  const Shape& shape = ops::impl_of(x).shape();
+  if (shape.empty()) ops::fail("cannot split a 0-dim tensor");
+  int64_t d = ops::normalize_dim(dim, shape.size());
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) ops::fail("negative split size " + std::to_string(s));
+    total += s;
+  }
+  if (total != shape[d])
+    ops::fail("split sizes " + shape_str(sizes) + " do not add up to dim " + std::to_string(dim) + " of size " +
+              std::to_string(shape[d]));
+  std::vector<Tensor> parts;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    parts.push_back(slice_node(x, d, start, start + s, 1));
+    start += s;
+  }
+  return scope.finish(std::move(parts));
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
+  OpScope scope("split");
+  const Shape& shape = ops::impl_of(x).shape();
+  if (shape.empty()) ops::fail("cannot split a 0-dim tensor");
+  if (split_size <= 0) ops::fail("split_size must be positive, got " + std::to_string(split_size));
+  int64_t size = shape[ops::normalize_dim(dim, shape.size())];
+  std::vector<int64_t> sizes;
+  for (int64_t start = 0; start < size; start += split_size) sizes.push_back(std::min(split_size, size - start));
+  if (sizes.empty()) sizes.push_back(0);
+  return scope.finish(split(x, sizes, dim));
+}
+
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+  OpScope scope("chunk");
+  const Shape& shape = ops::impl_of(x).shape();
+  if (chunks <= 0) ops::fail("chunks must be positive, got " + std::to_string(chunks));
+  if (shape.empty()) ops::fail("cannot chunk a 0-dim tensor");
+  int64_t size = shape[ops::normalize_dim(dim, shape.size())];
+  int64_t each = std::max<int64_t>((size + chunks - 1) / chunks, 1);
+  return scope.finish(split(x, each, dim));
+}
+
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, Scalar value) {
+  OpScope scope("pad");
+  const Shape& shape = ops::impl_of(x).shape();
+  if (pads.size() % 2 != 0 || pads.size() / 2 > shape.size())
+    ops::fail("pad " + shape_str(pads) + " must hold (before, after) pairs for at most " +
+              std::to_string(shape.size()) + " dims");
+  std::vector<int64_t> lo(shape.size(), 0), hi(shape.size(), 0);
+  for (size_t i = 0; i < pads.size() / 2; ++i) {
+    size_t d = shape.size() - 1 - i;
+    lo[d] = pads[2 * i];
+    hi[d] = pads[2 * i + 1];
+    if (shape[d] + lo[d] + hi[d] < 0)
+      ops::fail("padding " + shape_str(pads) + " leaves a negative size for dim " + std::to_string(d));
+  }
+  // Negative pads crop, so take them off first.
+  Tensor r = ops::fresh_handle(x);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (lo[d] < 0 || hi[d] < 0) {
+      int64_t start = lo[d] < 0 ? -lo[d] : 0, stop = shape[d] - (hi[d] < 0 ? -hi[d] : 0);
+      r = slice_node(r, d, start, std::max(start, stop), 1);
+      lo[d] = std::max<int64_t>(lo[d], 0);
+      hi[d] = std::max<int64_t>(hi[d], 0);
+    }
+  }
+  if (std::all_of(lo.begin(), lo.end(), [](int64_t v) { return v == 0; }) &&
+      std::all_of(hi.begin(), hi.end(), [](int64_t v) { return v == 0; }))
+    return scope.finish(r);
+  ir::Attrs attrs;
+  double v = is_floating(x.dtype()) ? value.to_double() : static_cast<double>(value.to_int());
+  attrs.set_ints(AttrKey::lo, lo).set_ints(AttrKey::hi, hi).set_float(AttrKey::value, v);
+  return scope.finish(ops::make(OpId::pad, {r}, std::move(attrs)));
+}
+
+Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
+  OpScope scope("flip");
+  std::vector<int64_t> normalized = ops::normalize_dims(dims, ops::impl_of(x).shape().size());
+  if (normalized.empty()) return scope.finish(ops::fresh_handle(x));
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::dims, normalized);
+  return scope.finish(ops::make(OpId::flip, {x}, std::move(attrs)));
+}
+
+Tensor tril(const Tensor& x, int64_t diagonal) { return triangle("tril", x, diagonal, true); }
+Tensor triu(const Tensor& x, int64_t diagonal) { return triangle("triu", x, diagonal, false); }
+
+}  // namespace xlite

@@ -1,0 +1,115 @@
+#include "runtime/allocator.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "xlite/error.h"
+
+namespace xlite::runtime {
+namespace {
+constexpr size_t kAlignment = 64;
+
+int64_t default_limit() {
+  if (const char* env = std::getenv("XLITE_MEMORY_LIMIT")) {
+    char* end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    if (end != env && v > 0) return v;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : (int64_t{1} << 34);
+}
+}  // namespace
+
+CachingAllocator::CachingAllocator(Device device) : device_(device), limit_(default_limit()) {}
+
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard lock(mutex_);
+  free_cached_locked();
+}
+
+size_t CachingAllocator::size_class(size_t bytes) {
+  // Small blocks round to a power of two; large ones to 1/8 steps of their power of two, which bounds
+  // waste at 12.5% while keeping the number of classes small.
+  if (bytes <= kAlignment) return kAlignment;
+  size_t pow2 = kAlignment;
+  while (pow2 < bytes) pow2 <<= 1;
+  if (pow2 <= 4096) return pow2;
+  size_t step = pow2 / 16;
+  return (bytes + step - 1) / step * step;
+}
+
+BufferPtr CachingAllocator::allocate(size_t bytes) {
+  size_t capacity = size_class(bytes);
+  void* data = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = cached_.find(capacity);
+    if (it != cached_.end()) {
+      data = it->second;
+      cached_.erase(it);
+      bytes_cached_ -= static_cast<int64_t>(capacity);
+    } else {
+      if (bytes_used_ + bytes_cached_ + static_cast<int64_t>(capacity) > limit_) free_cached_locked();
+      if (bytes_used_ + static_cast<int64_t>(capacity) > limit_)
+        throw Error("[allocate] out of memory on " + device_.str() + ": requested " + std::to_string(bytes) +
+                    " bytes with " + std::to_string(bytes_used_) + " in use and a limit of " +
+                    std::to_string(limit_));
+      data = std::aligned_alloc(kAlignment, capacity);
+      if (!data) {
+        free_cached_locked();
+        data = std::aligned_alloc(kAlignment, capacity);
+      }
+      if (!data)
+        throw Error("[allocate] out of memory on " + device_.str() + ": the system refused " +
+                    std::to_string(capacity) + " bytes");
+    }
+    bytes_used_ += static_cast<int64_t>(capacity);
+    if (bytes_used_ > peak_) peak_ = bytes_used_;
+  }
+  return std::make_shared<Buffer>(data, bytes, capacity, device_, this);
+}
+
+void CachingAllocator::release(void* data, size_t capacity) {
+  std::lock_guard lock(mutex_);
+  bytes_used_ -= static_cast<int64_t>(capacity);
+  cached_.emplace(capacity, data);
+  bytes_cached_ += static_cast<int64_t>(capacity);
+}
+
+void CachingAllocator::free_cached_locked() {
+  for (auto& [capacity, data] : cached_) std::free(data);
+  cached_.clear();
+  bytes_cached_ = 0;
+}
+
+MemoryInfo CachingAllocator::info() const {
+  std::lock_guard lock(mutex_);
+  return MemoryInfo{bytes_used_, limit_, peak_, bytes_cached_};
+}
+
+void CachingAllocator::reset_peak() {
+  std::lock_guard lock(mutex_);
+  peak_ = bytes_used_;
+}
+
+void CachingAllocator::empty_cache() {
+  std::lock_guard lock(mutex_);
+  free_cached_locked();
+}
+
+CachingAllocator& allocator(Device device) {
+  // Never destroyed: buffers held by static tensors may be released during exit.
+  static CachingAllocator* cpu = new CachingAllocator(Device{DeviceKind::cpu, 0});
+  return *cpu;
+}
+
+}  // namespace xlite::runtime
+
+namespace xlite {
+MemoryInfo get_memory_info(Device device) { return runtime::allocator(device).info(); }
+void reset_peak_memory(Device device) { runtime::allocator(device).reset_peak(); }
+void empty_cache(Device device) { runtime::allocator(device).empty_cache(); }
+}  // namespace xlite

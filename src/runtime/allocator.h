@@ -1,0 +1,41 @@
+#pragma once
+// A caching allocator per device. Freed blocks are kept in size classes and reused, because first-touch
+// page faults dominate run time on these machines (see MACHINE_FACTS.md). Thread-safe.
+#include <cstddef>
+#include <map>
+#include <mutex>
+
+#include "core/buffer.h"
+#include "xlite/memory.h"
+
+namespace xlite::runtime {
+
+class CachingAllocator final : public BufferReleaser {
+ public:
+  explicit CachingAllocator(Device device);
+  ~CachingAllocator() override;
+
+  // Throws xlite::Error when the request would pass the limit even after the cache is emptied.
+  BufferPtr allocate(size_t bytes);
+  void release(void* data, size_t capacity) override;
+
+  MemoryInfo info() const;
+  void reset_peak();
+  void empty_cache();
+
+ private:
+  static size_t size_class(size_t bytes);
+  void free_cached_locked();
+
+  Device device_;
+  mutable std::mutex mutex_;
+  std::multimap<size_t, void*> cached_;  // capacity -> block
+  int64_t bytes_used_ = 0;
+  int64_t bytes_cached_ = 0;
+  int64_t peak_ = 0;
+  int64_t limit_;
+};
+
+CachingAllocator& allocator(Device device);
+
+}  // namespace xlite::runtime

@@ -1,0 +1,33 @@
+#pragma once
+// What a backend produces from a graph and what the lazy layer runs. Backends (reference, CPU JIT, later
+// CUDA) implement these two interfaces; nothing above this layer knows which one runs.
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+
+namespace xlite::ir {
+struct Graph;
+}
+
+namespace xlite::runtime {
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // args are in parameter order; returns one buffer per graph output. Errors found while computing
+  // (an index out of range, memory) are thrown as xlite::Error.
+  virtual std::vector<BufferPtr> run(std::span<const BufferPtr> args) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // The graph has been verified.
+  virtual std::shared_ptr<Executable> compile(const ir::Graph& graph) = 0;
+};
+
+}  // namespace xlite::runtime
