@@ -42,5 +42,8 @@ ExecutableCache& executable_cache();
 // Verifies and compiles a graph with the selected backend (XLITE_BACKEND, default "reference").
 std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph);
 std::string backend_name();
+// Verifies and compiles with a named backend ("reference", ...); throws xlite::Error for an unknown name.
+std::shared_ptr<runtime::Executable> compile_with(const ir::Graph& graph, const std::string& backend);
+std::vector<std::string> backend_names();
 
 }  // namespace xlite::compiler

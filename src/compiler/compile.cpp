@@ -1,5 +1,7 @@
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "backends/reference/backend.h"
@@ -8,22 +10,52 @@
 
 namespace xlite::compiler {
 namespace {
-runtime::Backend& selected_backend() {
-  static std::unique_ptr<runtime::Backend> backend = [] {
+using BackendFactory = std::unique_ptr<runtime::Backend> (*)();
+
+const std::map<std::string, BackendFactory>& factories() {
+  static const std::map<std::string, BackendFactory> all = {
+      {"reference", &backends::reference::make_backend},
+  };
+  return all;
+}
+
+runtime::Backend& backend_named(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<runtime::Backend>> made;
+  std::lock_guard lock(mutex);
+  auto it = made.find(name);
+  if (it != made.end()) return *it->second;
+  auto factory = factories().find(name);
+  if (factory == factories().end()) {
+    std::string known;
+    for (const auto& [n, f] : factories()) known += (known.empty() ? "" : ", ") + n;
+    throw Error("[compile] unknown backend '" + name + "' (known: " + known + ")");
+  }
+  return *made.emplace(name, factory->second()).first->second;
+}
+
+const std::string& selected_name() {
+  static const std::string name = [] {
     const char* env = std::getenv("XLITE_BACKEND");
-    std::string name = env && *env ? env : "reference";
-    if (name == "reference") return backends::reference::make_backend();
-    throw Error("[compile] unknown backend XLITE_BACKEND=" + name + " (known: reference)");
+    return std::string(env && *env ? env : "reference");
   }();
-  return *backend;
+  return name;
 }
 }  // namespace
 
-std::string backend_name() { return selected_backend().name(); }
+std::string backend_name() { return backend_named(selected_name()).name(); }
 
-std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) {
-  ir::verify(graph);
-  return selected_backend().compile(graph);
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : factories()) names.push_back(name);
+  return names;
 }
+
+std::shared_ptr<runtime::Executable> compile_with(const ir::Graph& graph, const std::string& backend) {
+  ir::verify(graph);
+  return backend_named(backend).compile(graph);
+}
+
+std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) { return compile_with(graph, selected_name()); }
 
 }  // namespace xlite::compiler

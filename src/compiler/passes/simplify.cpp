@@ -1,0 +1,128 @@
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "compiler/passes/passes.h"
+#include "compiler/passes/rewriter.h"
+
+namespace xlite::compiler::passes {
+namespace {
+using ir::AttrKey;
+using ir::Instr;
+using ir::OpId;
+
+// The scalar value of a constant, seen through broadcasts.
+std::optional<double> constant_value(const Rewriter& rw, int32_t index) {
+  const Instr* instr = &rw.at(index);
+  while (instr->op == OpId::broadcast) instr = &rw.at(instr->operands[0]);
+  if (instr->op != OpId::constant) return std::nullopt;
+  return instr->attrs.get_float(AttrKey::value);
+}
+
+bool same_type(const Instr& a, const Instr& b) { return a.shape == b.shape && a.dtype == b.dtype; }
+
+// Returns the value an instruction can be replaced by, if an identity applies.
+std::optional<int32_t> identity_of(const Rewriter& rw, const Instr& instr) {
+  auto operand = [&](int k) -> const Instr& { return rw.at(instr.operands[k]); };
+  auto is_const = [&](int k, double v) {
+    auto c = constant_value(rw, instr.operands[k]);
+    return c && *c == v;
+  };
+  switch (instr.op) {
+    case OpId::add:
+      if (is_const(1, 0) && same_type(operand(0), instr)) return instr.operands[0];
+      if (is_const(0, 0) && same_type(operand(1), instr)) return instr.operands[1];
+      break;
+    case OpId::sub:
+      if (is_const(1, 0) && same_type(operand(0), instr)) return instr.operands[0];
+      break;
+    case OpId::mul:
+      if (is_const(1, 1) && same_type(operand(0), instr)) return instr.operands[0];
+      if (is_const(0, 1) && same_type(operand(1), instr)) return instr.operands[1];
+      break;
+    case OpId::div:
+      if (is_const(1, 1) && same_type(operand(0), instr)) return instr.operands[0];
+      break;
+    case OpId::neg:
+    case OpId::logical_not:
+      if (operand(0).op == instr.op) return operand(0).operands[0];
+      break;
+    case OpId::reshape:
+    case OpId::convert:
+    case OpId::slice:
+    case OpId::broadcast:
+    case OpId::transpose:
+      if (same_type(operand(0), instr)) {
+        // Same type is a no-op for reshape and convert; for the others the attributes must be identities.
+        if (instr.op == OpId::reshape || instr.op == OpId::convert) return instr.operands[0];
+        if (instr.op == OpId::slice) {
+          const auto& stride = instr.attrs.get_ints(AttrKey::stride);
+          if (std::all_of(stride.begin(), stride.end(), [](int64_t s) { return s == 1; })) return instr.operands[0];
+        }
+        if (instr.op == OpId::broadcast) {
+          const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+          std::vector<int64_t> iota(dims.size());
+          std::iota(iota.begin(), iota.end(), 0);
+          if (dims == iota) return instr.operands[0];
+        }
+        if (instr.op == OpId::transpose) {
+          const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+          std::vector<int64_t> iota(perm.size());
+          std::iota(iota.begin(), iota.end(), 0);
+          if (perm == iota) return instr.operands[0];
+        }
+      }
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+// Merges an instruction with its producer when both are of one kind (reshape, transpose, broadcast).
+std::optional<Instr> composed(const Rewriter& rw, const Instr& instr) {
+  if (instr.op != OpId::reshape && instr.op != OpId::transpose && instr.op != OpId::broadcast) return std::nullopt;
+  const Instr& inner = rw.at(instr.operands[0]);
+  if (inner.op != instr.op) return std::nullopt;
+  Instr merged = instr;
+  merged.operands = inner.operands;
+  switch (instr.op) {
+    case OpId::reshape:
+      return merged;
+    case OpId::transpose: {
+      const auto& outer = instr.attrs.get_ints(AttrKey::perm);
+      const auto& first = inner.attrs.get_ints(AttrKey::perm);
+      std::vector<int64_t> perm(outer.size());
+      for (size_t k = 0; k < outer.size(); ++k) perm[k] = first[outer[k]];
+      merged.attrs.set_ints(AttrKey::perm, perm);
+      return merged;
+    }
+    case OpId::broadcast: {
+      const auto& outer = instr.attrs.get_ints(AttrKey::dims);
+      const auto& first = inner.attrs.get_ints(AttrKey::dims);
+      std::vector<int64_t> dims(first.size());
+      for (size_t k = 0; k < first.size(); ++k) dims[k] = outer[first[k]];
+      merged.attrs.set_ints(AttrKey::dims, dims);
+      return merged;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+}  // namespace
+
+ir::Graph simplify(const ir::Graph& graph) {
+  Rewriter rw(graph);
+  for (size_t i = 0; i < graph.instrs.size(); ++i) {
+    Instr instr = rw.remapped(i);
+    if (auto same = identity_of(rw, instr)) {
+      rw.map(i, *same);
+      continue;
+    }
+    if (auto merged = composed(rw, instr)) instr = std::move(*merged);
+    rw.map(i, rw.append(std::move(instr)));
+  }
+  return rw.finish();
+}
+
+}  // namespace xlite::compiler::passes
