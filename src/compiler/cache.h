@@ -39,7 +39,7 @@ class ExecutableCache {
 
 ExecutableCache& executable_cache();
 
-// Verifies and compiles a graph with the selected backend (XLITE_BACKEND, default "reference").
+// Verifies and compiles a graph with the selected backend (XLITE_BACKEND, default "cpu").
 std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph);
 std::string backend_name();
 // Verifies and compiles with a named backend ("reference", ...); throws xlite::Error for an unknown name.

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "backends/cpu/backend.h"
 #include "backends/reference/backend.h"
 #include "compiler/cache.h"
 #include "xlite/error.h"
@@ -14,6 +15,7 @@ using BackendFactory = std::unique_ptr<runtime::Backend> (*)();
 
 const std::map<std::string, BackendFactory>& factories() {
   static const std::map<std::string, BackendFactory> all = {
+      {"cpu", &backends::cpu::make_backend},
       {"reference", &backends::reference::make_backend},
   };
   return all;
@@ -37,7 +39,7 @@ runtime::Backend& backend_named(const std::string& name) {
 const std::string& selected_name() {
   static const std::string name = [] {
     const char* env = std::getenv("XLITE_BACKEND");
-    return std::string(env && *env ? env : "reference");
+    return std::string(env && *env ? env : "cpu");
   }();
   return name;
 }

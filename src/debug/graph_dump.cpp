@@ -1,3 +1,4 @@
+#include "compiler/cache.h"
 #include "core/tensor_impl.h"
 #include "ir/graph.h"
 #include "lazy/graph_builder.h"
@@ -18,5 +19,17 @@ lazy::BuiltGraph pending_graph(const std::vector<Tensor>& tensors) {
 
 std::string graph_text(const std::vector<Tensor>& tensors) { return ir::to_text(pending_graph(tensors).graph); }
 uint64_t graph_hash(const std::vector<Tensor>& tensors) { return pending_graph(tensors).graph.hash(); }
+
+MemoryStats memory_stats(const std::vector<Tensor>& tensors) {
+  lazy::BuiltGraph built = pending_graph(tensors);
+  uint64_t hash = built.graph.hash();
+  auto& cache = compiler::executable_cache();
+  auto exe = cache.find(hash, built.graph);
+  if (!exe) {
+    exe = compiler::compile(built.graph);
+    cache.insert(hash, built.graph, exe);
+  }
+  return exe->memory_stats();
+}
 
 }  // namespace xlite::debug

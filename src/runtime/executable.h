@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "xlite/debug.h"
 
 namespace xlite::ir {
 struct Graph;
@@ -20,6 +21,8 @@ class Executable {
   // args are in parameter order; returns one buffer per graph output. Errors found while computing
   // (an index out of range, memory) are thrown as xlite::Error.
   virtual std::vector<BufferPtr> run(std::span<const BufferPtr> args) = 0;
+  // Bytes by kind, from the buffer plan (see xlite::debug::MemoryStats).
+  virtual debug::MemoryStats memory_stats() const = 0;
 };
 
 class Backend {

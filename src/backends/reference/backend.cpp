@@ -2,6 +2,7 @@
 #include "backends/reference/backend.h"
 
 #include "backends/reference/kernels.h"
+#include "compiler/memory_plan.h"
 
 namespace xlite::backends::reference {
 
@@ -58,6 +59,17 @@ class ReferenceExecutable final : public runtime::Executable {
     outputs.reserve(graph_.outputs.size());
     for (int32_t o : graph_.outputs) outputs.push_back(values[o].buffer);
     return outputs;
+  }
+
+  debug::MemoryStats memory_stats() const override {
+    std::vector<int32_t> writes;
+    std::vector<std::vector<int32_t>> reads;
+    for (size_t i = 0; i < graph_.instrs.size(); ++i) {
+      if (graph_.instrs[i].op == ir::OpId::parameter) continue;
+      writes.push_back(static_cast<int32_t>(i));
+      reads.push_back(graph_.instrs[i].operands);
+    }
+    return compiler::plan_memory(graph_, writes, reads);
   }
 
  private:

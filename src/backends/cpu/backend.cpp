@@ -1,0 +1,170 @@
+#include "backends/cpu/backend.h"
+
+#include <dnnl.h>
+#include <omp.h>
+
+#include <cstring>
+
+#include "backends/cpu/kernel.h"
+#include "compiler/cache.h"
+#include "compiler/fusion.h"
+#include "compiler/memory_plan.h"
+#include "compiler/passes/passes.h"
+#include "runtime/allocator.h"
+#include "xlite/error.h"
+
+namespace xlite::backends::cpu {
+namespace {
+using compiler::Region;
+using compiler::RegionKind;
+
+// Below this many output elements a loop runs on one thread: forking costs more than it saves.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+struct Step {
+  Region region;
+  CompiledKernel kernel;                        // Loop and Reduce
+  std::shared_ptr<runtime::Executable> oracle;  // Fallback
+  int64_t work = 0;                             // output elements
+};
+
+std::string kernel_error_message(const Region& region, const KernelStatus& status) {
+  const ir::Instr& instr = region.body.instrs[status.instr];
+  std::string ir_name(ir::op_name(instr.op));
+  std::string origin = instr.origin && *instr.origin ? instr.origin : ir_name;
+  std::string where = origin == ir_name ? "" : " (in " + ir_name + ")";
+  if (status.failed == 2)
+    return "[" + origin + "] integers to negative integer powers are not allowed (exponent " + std::to_string(status.value) + ")" + where;
+  if (status.failed == 3) return "[" + origin + "] integer division by zero" + where;
+  return "[" + origin + "] index " + std::to_string(status.value) + " is out of range for dim " +
+         std::to_string(instr.attrs.get_int(ir::AttrKey::dim)) + " of size " + std::to_string(status.size) + where;
+}
+
+void run_kernel(const Step& step, void* const* buffers) {
+  const int64_t n = step.work;
+  if (n == 0) return;
+  int chunks = n < kParallelThreshold ? 1 : omp_get_max_threads();
+  std::vector<KernelStatus> status(chunks);
+  if (chunks == 1) {
+    step.kernel.fn(buffers, 0, n, &status[0].failed);
+  } else {
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+    for (int c = 0; c < chunks; ++c) step.kernel.fn(buffers, n * c / chunks, n * (c + 1) / chunks, &status[c].failed);
+  }
+  for (const KernelStatus& s : status)
+    if (s.failed) throw Error(kernel_error_message(step.region, s));
+}
+
+void run_matmul(const ir::Graph& graph, const Step& step, const std::vector<BufferPtr>& slots, Buffer& out) {
+  const ir::Instr& dot = graph.instrs[step.region.root];
+  const Shape& a = graph.instrs[dot.operands[0]].shape;
+  const Shape& b = graph.instrs[dot.operands[1]].shape;
+  size_t r = a.size();
+  int64_t m = a[r - 2], k = a[r - 1], n = b[r - 1];
+  int64_t batch = numel(Shape(a.begin(), a.end() - 2));
+  if (m == 0 || n == 0 || batch == 0) return;
+  float* c = out.as<float>();
+  if (k == 0) {
+    std::memset(c, 0, sizeof(float) * batch * m * n);
+    return;
+  }
+  const float* pa = slots[dot.operands[0]]->as<float>();
+  const float* pb = slots[dot.operands[1]]->as<float>();
+  for (int64_t i = 0; i < batch; ++i) {
+    dnnl_status_t s = dnnl_sgemm('N', 'N', m, n, k, 1.0f, pa + i * m * k, k, pb + i * k * n, n, 0.0f, c + i * m * n, n);
+    if (s != dnnl_success) throw Error("[matmul] oneDNN sgemm failed with status " + std::to_string(static_cast<int>(s)));
+  }
+}
+
+class CpuExecutable final : public runtime::Executable {
+ public:
+  explicit CpuExecutable(ir::Graph graph) : graph_(std::move(graph)) {
+    compiler::FusionPlan plan = compiler::plan_fusion(graph_);
+    std::vector<int32_t> writes;
+    std::vector<std::vector<int32_t>> reads;
+    for (Region& region : plan.regions) {
+      Step step{std::move(region), {}, {}, numel(graph_.instrs[region.root].shape)};
+      step.work = numel(graph_.instrs[step.region.root].shape);
+      switch (step.region.kind) {
+        case RegionKind::Loop:
+        case RegionKind::Reduce:
+          step.kernel = compile_kernel(step.region.body);
+          stats_.code_bytes += step.kernel.code_bytes;
+          ++stats_.kernels;
+          break;
+        case RegionKind::Fallback:
+          step.oracle = compiler::compile_with(step.region.body, "reference");
+          break;
+        case RegionKind::Matmul:
+          break;
+      }
+      writes.push_back(step.region.root);
+      reads.push_back(step.region.inputs);
+      steps_.push_back(std::move(step));
+    }
+    freed_after_ = compiler::last_uses(graph_, reads);
+    debug::MemoryStats planned = compiler::plan_memory(graph_, writes, reads);
+    planned.code_bytes = stats_.code_bytes;
+    planned.kernels = stats_.kernels;
+    planned.fusion = compiler::describe(plan);
+    stats_ = planned;
+  }
+
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args) override {
+    if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
+      throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
+    std::vector<BufferPtr> slots(graph_.instrs.size());
+    for (size_t i = 0; i < graph_.instrs.size(); ++i)
+      if (graph_.instrs[i].op == ir::OpId::parameter) slots[i] = args[graph_.instrs[i].attrs.get_int(ir::AttrKey::index)];
+    std::vector<void*> pointers;
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      const Step& step = steps_[s];
+      const ir::Instr& root = graph_.instrs[step.region.root];
+      BufferPtr out = runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(root)));
+      switch (step.region.kind) {
+        case RegionKind::Loop:
+        case RegionKind::Reduce:
+          pointers.clear();
+          for (int32_t v : step.region.inputs) pointers.push_back(slots[v]->data());
+          pointers.push_back(out->data());
+          run_kernel(step, pointers.data());
+          break;
+        case RegionKind::Matmul:
+          run_matmul(graph_, step, slots, *out);
+          break;
+        case RegionKind::Fallback: {
+          std::vector<BufferPtr> inputs;
+          for (int32_t v : step.region.inputs) inputs.push_back(slots[v]);
+          out = step.oracle->run(inputs)[0];
+          break;
+        }
+      }
+      slots[step.region.root] = std::move(out);
+      for (int32_t v : freed_after_[s]) slots[v].reset();
+    }
+    std::vector<BufferPtr> outputs;
+    for (int32_t o : graph_.outputs) outputs.push_back(slots[o]);
+    return outputs;
+  }
+
+  debug::MemoryStats memory_stats() const override { return stats_; }
+
+ private:
+  ir::Graph graph_;
+  std::vector<Step> steps_;
+  std::vector<std::vector<int32_t>> freed_after_;
+  debug::MemoryStats stats_;
+};
+
+class CpuBackend final : public runtime::Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override {
+    return std::make_shared<CpuExecutable>(compiler::passes::optimize(graph));
+  }
+};
+}  // namespace
+
+std::unique_ptr<runtime::Backend> make_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace xlite::backends::cpu

@@ -1,0 +1,778 @@
+// Turns a region body (a small graph whose parameters are the region's input buffers) into one LLVM
+// function: a loop over output elements in which every fused producer is generated per element, so
+// elementwise ops, broadcasts, layout changes, pads, concats and gathers cost no memory traffic.
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <cmath>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "backends/cpu/jit.h"
+#include "backends/cpu/kernel.h"
+#include "backends/cpu/math.h"
+#include "xlite/error.h"
+
+extern "C" int64_t xlite_cpu_ipow(int64_t base, int64_t exponent, int64_t* status) {
+  if (exponent < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return exponent % 2 == 0 ? 1 : -1;
+    status[0] = 2;
+    status[1] = exponent;
+    return 0;
+  }
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1, b *= b)
+    if (e & 1) result *= b;
+  return static_cast<int64_t>(result);
+}
+
+namespace xlite::backends::cpu {
+namespace {
+using ir::AttrKey;
+using ir::Instr;
+using ir::OpClass;
+using ir::OpId;
+
+bool is_unsigned(DType d) { return d == DType::u8 || d == DType::bool_; }
+
+// An element position: a linear index, a multi-index, or both, computed on demand.
+struct Index {
+  Shape shape;
+  llvm::Value* linear = nullptr;
+  std::vector<llvm::Value*> multi;
+};
+
+class Emitter {
+ public:
+  Emitter(const ir::Graph& body, llvm::LLVMContext& ctx, llvm::Module& module)
+      : g_(body), ctx_(ctx), module_(module), b_(ctx) {}
+
+  void emit(const std::string& name) {
+    const Instr& root = g_.instrs[g_.outputs[0]];
+    auto* ptr = b_.getPtrTy();
+    auto* i64 = b_.getInt64Ty();
+    // The body takes each buffer as its own noalias argument; a thin entry unpacks the array.
+    std::vector<llvm::Type*> params(g_.num_parameters + 1, ptr);
+    params.insert(params.end(), {i64, i64, ptr});
+    auto* body_type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    body_fn_ = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name + "_body", module_);
+    body_fn_->addFnAttr(llvm::Attribute::AlwaysInline);
+    body_fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    for (unsigned i = 0; i < params.size(); ++i)
+      if (params[i] == ptr) body_fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+    buffers_.clear();
+    for (int64_t i = 0; i <= g_.num_parameters; ++i) buffers_.push_back(body_fn_->getArg(i));
+    output_ = buffers_.back();
+    begin_ = body_fn_->getArg(g_.num_parameters + 1);
+    end_ = body_fn_->getArg(g_.num_parameters + 2);
+    status_ = body_fn_->getArg(g_.num_parameters + 3);
+
+    auto* entry = llvm::BasicBlock::Create(ctx_, "entry", body_fn_);
+    b_.SetInsertPoint(entry);
+    if (ir::op_info(root.op).cls == OpClass::Reduce || ir::op_info(root.op).cls == OpClass::ArgReduce)
+      emit_reduce_loop(root);
+    else
+      emit_elementwise_loop(root);
+    b_.CreateRetVoid();
+
+    auto* entry_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64, ptr}, false);
+    auto* entry_fn = llvm::Function::Create(entry_type, llvm::Function::ExternalLinkage, name, module_);
+    entry_fn->addFnAttr(llvm::Attribute::NoUnwind);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry_fn));
+    std::vector<llvm::Value*> args;
+    for (int64_t i = 0; i <= g_.num_parameters; ++i)
+      args.push_back(b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, entry_fn->getArg(0), i)));
+    args.insert(args.end(), {entry_fn->getArg(1), entry_fn->getArg(2), entry_fn->getArg(3)});
+    b_.CreateCall(body_fn_, args);
+    b_.CreateRetVoid();
+  }
+
+ private:
+  // ---- types -------------------------------------------------------------------------------------
+  llvm::Type* value_type(DType d) {
+    switch (d) {
+      case DType::f32: case DType::f16: case DType::bf16: return b_.getFloatTy();
+      case DType::f64: return b_.getDoubleTy();
+      case DType::i32: return b_.getInt32Ty();
+      case DType::i64: return b_.getInt64Ty();
+      case DType::u8: return b_.getInt8Ty();
+      case DType::bool_: return b_.getInt1Ty();
+    }
+    return nullptr;
+  }
+  llvm::Type* storage_type(DType d) {
+    switch (d) {
+      case DType::f16: return b_.getHalfTy();
+      case DType::bf16: return b_.getInt16Ty();
+      case DType::bool_: return b_.getInt8Ty();
+      default: return value_type(d);
+    }
+  }
+  llvm::Value* from_storage(llvm::Value* v, DType d) {
+    switch (d) {
+      case DType::f16: return b_.CreateFPExt(v, b_.getFloatTy());
+      case DType::bf16: return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
+      case DType::bool_: return b_.CreateICmpNE(v, b_.getInt8(0));
+      default: return v;
+    }
+  }
+  llvm::Value* to_storage(llvm::Value* v, DType d) {
+    switch (d) {
+      case DType::f16: return b_.CreateFPTrunc(v, b_.getHalfTy());
+      case DType::bf16: {
+        // Round to nearest even on the bits; NaN stays a quiet NaN.
+        llvm::Value* u = b_.CreateBitCast(v, b_.getInt32Ty());
+        llvm::Value* rounded = b_.CreateAdd(u, b_.CreateAdd(b_.getInt32(0x7fff), b_.CreateAnd(b_.CreateLShr(u, 16), b_.getInt32(1))));
+        llvm::Value* nan = b_.CreateOr(b_.CreateLShr(u, 16), b_.getInt32(0x40));
+        llvm::Value* bits = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan, b_.CreateLShr(rounded, 16));
+        return b_.CreateTrunc(bits, b_.getInt16Ty());
+      }
+      case DType::bool_: return b_.CreateZExt(v, b_.getInt8Ty());
+      default: return v;
+    }
+  }
+  // 16-bit floats are computed in f32 but every value is rounded to its storage type, like the oracle.
+  llvm::Value* rounded(llvm::Value* v, DType d) {
+    return d == DType::f16 || d == DType::bf16 ? from_storage(to_storage(v, d), d) : v;
+  }
+  llvm::Value* i64c(int64_t v) { return b_.getInt64(v); }
+  llvm::Value* fconst(DType d, double v) { return llvm::ConstantFP::get(value_type(d), v); }
+  llvm::Value* iconst(DType d, int64_t v) { return llvm::ConstantInt::get(value_type(d), static_cast<uint64_t>(v), !is_unsigned(d)); }
+  llvm::Value* constant(DType d, double v) {
+    return is_floating(d) ? fconst(d, v) : d == DType::bool_ ? b_.getInt1(v != 0) : iconst(d, static_cast<int64_t>(v));
+  }
+
+  // ---- indices -----------------------------------------------------------------------------------
+  Index* make_index(Shape shape) {
+    arena_.push_back(Index{std::move(shape), nullptr, {}});
+    return &arena_.back();
+  }
+  llvm::Value* linear(Index* idx) {
+    if (idx->linear) return idx->linear;
+    llvm::Value* l = i64c(0);
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(idx->shape.size()) - 1; d >= 0; --d) {
+      if (idx->shape[d] != 1) l = b_.CreateAdd(l, b_.CreateMul(idx->multi[d], i64c(stride)));
+      stride *= idx->shape[d];
+    }
+    return idx->linear = l;
+  }
+  const std::vector<llvm::Value*>& multi(Index* idx) {
+    if (!idx->multi.empty() || idx->shape.empty()) return idx->multi;
+    idx->multi.resize(idx->shape.size());
+    llvm::Value* rest = idx->linear;
+    for (int64_t d = static_cast<int64_t>(idx->shape.size()) - 1; d >= 0; --d) {
+      int64_t size = idx->shape[d];
+      if (size == 1) {
+        idx->multi[d] = i64c(0);
+      } else if (d == 0) {
+        idx->multi[d] = rest;
+      } else {
+        idx->multi[d] = b_.CreateURem(rest, i64c(size));
+        rest = b_.CreateUDiv(rest, i64c(size));
+      }
+    }
+    return idx->multi;
+  }
+  Index* with_multi(Shape shape, std::vector<llvm::Value*> m) {
+    Index* idx = make_index(std::move(shape));
+    idx->multi = std::move(m);
+    return idx;
+  }
+
+  // ---- element generators ------------------------------------------------------------------------
+  llvm::Value* gen(int32_t id, Index* idx) {
+    auto key = std::make_pair(id, idx);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    llvm::Value* v = gen_uncached(id, idx);
+    memo_[key] = v;
+    return v;
+  }
+
+  llvm::Value* load(int64_t param, DType d, llvm::Value* at) {
+    llvm::Value* p = b_.CreateGEP(storage_type(d), buffers_[param], at);
+    return from_storage(b_.CreateLoad(storage_type(d), p), d);
+  }
+
+  llvm::Value* call_libm(const char* name32, const char* name64, DType d, std::vector<llvm::Value*> args) {
+    bool wide = d == DType::f64;
+    llvm::Type* t = value_type(d);
+    std::vector<llvm::Type*> types(args.size(), t);
+    auto callee = module_.getOrInsertFunction(wide ? name64 : name32, llvm::FunctionType::get(t, types, false));
+    auto* call = b_.CreateCall(callee, args);
+    call->setDoesNotThrow();
+    return call;
+  }
+
+  llvm::Value* exp_of(DType d, llvm::Value* x) { return d == DType::f64 ? call_libm("expf", "exp", d, {x}) : math::exp_f32(b_, x); }
+  llvm::Value* tanh_of(DType d, llvm::Value* x) { return d == DType::f64 ? call_libm("tanhf", "tanh", d, {x}) : math::tanh_f32(b_, x); }
+  // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that tiny results keep their precision.
+  llvm::Value* sigmoid_of(DType d, llvm::Value* x) {
+    llvm::Value* e = exp_of(d, b_.CreateFNeg(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x)));
+    llvm::Value* r = b_.CreateFDiv(fconst(d, 1.0), b_.CreateFAdd(fconst(d, 1.0), e));
+    return b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(d, 0.0)), b_.CreateFMul(e, r), r);
+  }
+
+  llvm::Value* unary(OpId op, DType d, llvm::Value* x) {
+    const bool fp = is_floating(d);
+    switch (op) {
+      case OpId::neg: return fp ? b_.CreateFNeg(x) : b_.CreateSub(iconst(d, 0), x);
+      case OpId::abs: return fp ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
+      case OpId::relu:
+        if (fp) return b_.CreateSelect(b_.CreateFCmpUGT(x, fconst(d, 0)), x, fconst(d, 0));  // NaN passes through
+        return is_unsigned(d) ? x : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, iconst(d, 0));
+      case OpId::sign: {
+        if (!fp) {
+          if (is_unsigned(d)) return b_.CreateZExt(b_.CreateICmpNE(x, iconst(d, 0)), value_type(d));
+          llvm::Value* pos = b_.CreateZExt(b_.CreateICmpSGT(x, iconst(d, 0)), value_type(d));
+          llvm::Value* negv = b_.CreateZExt(b_.CreateICmpSLT(x, iconst(d, 0)), value_type(d));
+          return b_.CreateSub(pos, negv);
+        }
+        llvm::Value* s = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(d, 0)), fconst(d, 1),
+                                         b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(d, 0)), fconst(d, -1), fconst(d, 0)));
+        return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
+      }
+      case OpId::exp: return exp_of(d, x);
+      case OpId::expm1: return call_libm("expm1f", "expm1", d, {x});
+      case OpId::log: return d == DType::f64 ? call_libm("logf", "log", d, {x}) : math::log_f32(b_, x);
+      case OpId::log1p: return call_libm("log1pf", "log1p", d, {x});
+      case OpId::sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+      case OpId::rsqrt: return b_.CreateFDiv(fconst(d, 1), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+      case OpId::sin: return call_libm("sinf", "sin", d, {x});
+      case OpId::cos: return call_libm("cosf", "cos", d, {x});
+      case OpId::tan: return call_libm("tanf", "tan", d, {x});
+      case OpId::tanh: return tanh_of(d, x);
+      case OpId::erf: return call_libm("erff", "erf", d, {x});
+      case OpId::sigmoid: return sigmoid_of(d, x);
+      case OpId::silu: return b_.CreateFMul(x, sigmoid_of(d, x));
+      case OpId::gelu: {
+        llvm::Value* e = call_libm("erff", "erf", d, {b_.CreateFMul(x, fconst(d, 0.70710678118654752))});
+        return b_.CreateFMul(b_.CreateFMul(fconst(d, 0.5), x), b_.CreateFAdd(fconst(d, 1), e));
+      }
+      case OpId::gelu_tanh: {
+        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(x, x), x);
+        llvm::Value* inner = b_.CreateFMul(fconst(d, 0.79788456080286536), b_.CreateFAdd(x, b_.CreateFMul(fconst(d, 0.044715), cube)));
+        return b_.CreateFMul(b_.CreateFMul(fconst(d, 0.5), x), b_.CreateFAdd(fconst(d, 1), tanh_of(d, inner)));
+      }
+      case OpId::floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+      case OpId::ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+      case OpId::round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+      case OpId::reciprocal: return b_.CreateFDiv(fconst(d, 1), x);
+      default: throw Error("[cpu] no code for unary " + std::string(ir::op_name(op)));
+    }
+  }
+
+  llvm::Value* predicate(OpId op, DType d, llvm::Value* x) {
+    if (op == OpId::logical_not) return is_floating(d) ? b_.CreateFCmpOEQ(x, fconst(d, 0)) : b_.CreateICmpEQ(x, constant(d, 0));
+    if (!is_floating(d)) return b_.getFalse();
+    if (op == OpId::isnan) return b_.CreateFCmpUNO(x, x);
+    return b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fconst(d, INFINITY));
+  }
+
+  void flag_error(llvm::Value* bad, int64_t code, llvm::Value* value, llvm::Value* size, int32_t instr) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* fail = llvm::BasicBlock::Create(ctx_, "bad_value", fn);
+    auto* cont = llvm::BasicBlock::Create(ctx_, "ok", fn);
+    b_.CreateCondBr(bad, fail, cont);
+    b_.SetInsertPoint(fail);
+    auto* i64 = b_.getInt64Ty();
+    b_.CreateStore(i64c(code), status_);
+    b_.CreateStore(value, b_.CreateConstGEP1_64(i64, status_, 1));
+    b_.CreateStore(size, b_.CreateConstGEP1_64(i64, status_, 2));
+    b_.CreateStore(i64c(instr), b_.CreateConstGEP1_64(i64, status_, 3));
+    b_.CreateBr(cont);
+    b_.SetInsertPoint(cont);
+  }
+
+  llvm::Value* binary(int32_t id, OpId op, DType d, llvm::Value* a, llvm::Value* c) {
+    if (is_floating(d)) {
+      switch (op) {
+        case OpId::add: return b_.CreateFAdd(a, c);
+        case OpId::sub: return b_.CreateFSub(a, c);
+        case OpId::mul: return b_.CreateFMul(a, c);
+        case OpId::div: return b_.CreateFDiv(a, c);
+        case OpId::pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
+        case OpId::maximum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
+        case OpId::minimum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, c);
+        case OpId::remainder: {
+          llvm::Value* r = b_.CreateFRem(a, c);
+          llvm::Value* fix = b_.CreateAnd(b_.CreateFCmpONE(r, fconst(d, 0)),
+                                          b_.CreateXor(b_.CreateFCmpOLT(r, fconst(d, 0)), b_.CreateFCmpOLT(c, fconst(d, 0))));
+          return b_.CreateSelect(fix, b_.CreateFAdd(r, c), r);
+        }
+        default: break;
+      }
+    } else {
+      const bool u = is_unsigned(d);
+      switch (op) {
+        case OpId::add: return b_.CreateAdd(a, c);
+        case OpId::sub: return b_.CreateSub(a, c);
+        case OpId::mul: return b_.CreateMul(a, c);
+        case OpId::maximum: return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, c);
+        case OpId::minimum: return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a, c);
+        case OpId::pow: {
+          auto callee = module_.getOrInsertFunction(
+              "xlite_cpu_ipow", llvm::FunctionType::get(b_.getInt64Ty(), {b_.getInt64Ty(), b_.getInt64Ty(), b_.getPtrTy()}, false));
+          llvm::Value* wa = u ? b_.CreateZExt(a, b_.getInt64Ty()) : b_.CreateSExt(a, b_.getInt64Ty());
+          llvm::Value* wc = u ? b_.CreateZExt(c, b_.getInt64Ty()) : b_.CreateSExt(c, b_.getInt64Ty());
+          llvm::Value* r = b_.CreateCall(callee, {wa, wc, status_});
+          return b_.CreateTrunc(r, value_type(d));
+        }
+        case OpId::div:
+        case OpId::remainder: {
+          llvm::Value* zero = b_.CreateICmpEQ(c, iconst(d, 0));
+          flag_error(zero, 3, i64c(0), i64c(0), id);
+          llvm::Value* minus_one = u ? b_.getFalse() : b_.CreateICmpEQ(c, iconst(d, -1));
+          llvm::Value* safe = b_.CreateSelect(b_.CreateOr(zero, minus_one), iconst(d, 1), c);
+          if (op == OpId::div) {
+            llvm::Value* q = u ? b_.CreateUDiv(a, safe) : b_.CreateSDiv(a, safe);
+            return b_.CreateSelect(minus_one, b_.CreateSub(iconst(d, 0), a), q);
+          }
+          if (u) return b_.CreateURem(a, safe);
+          llvm::Value* r = b_.CreateSRem(a, safe);
+          llvm::Value* fix = b_.CreateAnd(b_.CreateICmpNE(r, iconst(d, 0)),
+                                          b_.CreateXor(b_.CreateICmpSLT(r, iconst(d, 0)), b_.CreateICmpSLT(safe, iconst(d, 0))));
+          return b_.CreateSelect(minus_one, iconst(d, 0), b_.CreateSelect(fix, b_.CreateAdd(r, safe), r));
+        }
+        default: break;
+      }
+    }
+    throw Error("[cpu] no code for binary " + std::string(ir::op_name(op)));
+  }
+
+  llvm::Value* compare(OpId op, DType d, llvm::Value* a, llvm::Value* c) {
+    if (is_floating(d)) {
+      switch (op) {
+        case OpId::eq: return b_.CreateFCmpOEQ(a, c);
+        case OpId::ne: return b_.CreateFCmpUNE(a, c);
+        case OpId::lt: return b_.CreateFCmpOLT(a, c);
+        case OpId::le: return b_.CreateFCmpOLE(a, c);
+        case OpId::gt: return b_.CreateFCmpOGT(a, c);
+        default: return b_.CreateFCmpOGE(a, c);
+      }
+    }
+    const bool u = is_unsigned(d);
+    switch (op) {
+      case OpId::eq: return b_.CreateICmpEQ(a, c);
+      case OpId::ne: return b_.CreateICmpNE(a, c);
+      case OpId::lt: return u ? b_.CreateICmpULT(a, c) : b_.CreateICmpSLT(a, c);
+      case OpId::le: return u ? b_.CreateICmpULE(a, c) : b_.CreateICmpSLE(a, c);
+      case OpId::gt: return u ? b_.CreateICmpUGT(a, c) : b_.CreateICmpSGT(a, c);
+      default: return u ? b_.CreateICmpUGE(a, c) : b_.CreateICmpSGE(a, c);
+    }
+  }
+
+  llvm::Value* convert(llvm::Value* v, DType from, DType to) {
+    if (from == to) return v;
+    llvm::Type* t = value_type(to);
+    if (to == DType::bool_) return is_floating(from) ? b_.CreateFCmpUNE(v, fconst(from, 0)) : b_.CreateICmpNE(v, iconst(from, 0));
+    if (is_floating(from) && is_floating(to)) return rounded(b_.CreateFPCast(v, t), to);
+    if (is_floating(from)) {
+      // Truncate toward zero; NaN gives 0 and out-of-range values saturate at i64, then wrap, like the oracle.
+      llvm::Value* wide = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {b_.getInt64Ty(), v->getType()}, {v});
+      return b_.CreateTrunc(wide, t);
+    }
+    if (is_floating(to)) return rounded(is_unsigned(from) ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t), to);
+    return is_unsigned(from) ? b_.CreateZExtOrTrunc(v, t) : b_.CreateSExtOrTrunc(v, t);
+  }
+
+  // A checked index value read for gather and index_select: out-of-range values are reported and
+  // clamped so that nothing outside the buffer is read.
+  llvm::Value* checked_index(int32_t id, llvm::Value* raw, DType index_dtype, int64_t size) {
+    llvm::Value* v = b_.CreateSExt(raw, b_.getInt64Ty());
+    if (index_dtype == DType::i64) v = raw;
+    llvm::Value* bad = b_.CreateOr(b_.CreateICmpSLT(v, i64c(0)), b_.CreateICmpSGE(v, i64c(size)));
+    flag_error(bad, 1, v, i64c(size), id);
+    return b_.CreateSelect(bad, i64c(0), v);
+  }
+
+  llvm::Value* philox_block(llvm::Value* seed, llvm::Value* counter) {
+    auto* i32 = b_.getInt32Ty();
+    auto* i64 = b_.getInt64Ty();
+    llvm::Value* c[4] = {b_.CreateTrunc(counter, i32), b_.CreateTrunc(b_.CreateLShr(counter, 32), i32), b_.getInt32(0), b_.getInt32(0)};
+    llvm::Value* k0 = b_.CreateTrunc(seed, i32);
+    llvm::Value* k1 = b_.CreateTrunc(b_.CreateLShr(seed, 32), i32);
+    for (int round = 0; round < 10; ++round) {
+      llvm::Value* p0 = b_.CreateMul(b_.getInt64(0xD2511F53u), b_.CreateZExt(c[0], i64));
+      llvm::Value* p1 = b_.CreateMul(b_.getInt64(0xCD9E8D57u), b_.CreateZExt(c[2], i64));
+      llvm::Value* hi0 = b_.CreateTrunc(b_.CreateLShr(p0, 32), i32);
+      llvm::Value* hi1 = b_.CreateTrunc(b_.CreateLShr(p1, 32), i32);
+      llvm::Value* next[4] = {b_.CreateXor(b_.CreateXor(hi1, c[1]), k0), b_.CreateTrunc(p1, i32),
+                              b_.CreateXor(b_.CreateXor(hi0, c[3]), k1), b_.CreateTrunc(p0, i32)};
+      for (int k = 0; k < 4; ++k) c[k] = next[k];
+      k0 = b_.CreateAdd(k0, b_.getInt32(0x9E3779B9u));
+      k1 = b_.CreateAdd(k1, b_.getInt32(0xBB67AE85u));
+    }
+    // Pack the four lanes into an i128 so callers pick a lane with a shift.
+    llvm::Type* i128 = b_.getInt128Ty();
+    llvm::Value* packed = b_.CreateZExt(c[0], i128);
+    for (int k = 1; k < 4; ++k) packed = b_.CreateOr(packed, b_.CreateShl(b_.CreateZExt(c[k], i128), 32 * k));
+    return packed;
+  }
+  llvm::Value* lane(llvm::Value* packed, llvm::Value* which) {
+    llvm::Value* shift = b_.CreateZExt(b_.CreateMul(which, i64c(32)), b_.getInt128Ty());
+    return b_.CreateTrunc(b_.CreateLShr(packed, shift), b_.getInt32Ty());
+  }
+
+  llvm::Value* random(const Instr& instr, Index* idx) {
+    Index* scalar = make_index({});
+    llvm::Value* seed = gen(instr.operands[0], scalar);
+    llvm::Value* offset = gen(instr.operands[1], scalar);
+    llvm::Value* i = linear(idx);
+    auto* dbl = b_.getDoubleTy();
+    if (instr.op == OpId::rng_normal) {
+      llvm::Value* block = philox_block(seed, b_.CreateAdd(offset, i));
+      llvm::Value* u1 = b_.CreateFMul(b_.CreateFAdd(b_.CreateUIToFP(b_.CreateLShr(lane(block, i64c(0)), 8), dbl), llvm::ConstantFP::get(dbl, 1.0)),
+                                      llvm::ConstantFP::get(dbl, 1.0 / 16777216.0));
+      llvm::Value* u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateLShr(lane(block, i64c(1)), 8), dbl), llvm::ConstantFP::get(dbl, 1.0 / 16777216.0));
+      llvm::Value* radius = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFMul(llvm::ConstantFP::get(dbl, -2.0), call_libm("log", "log", DType::f64, {u1})));
+      llvm::Value* z = b_.CreateFMul(radius, call_libm("cos", "cos", DType::f64, {b_.CreateFMul(llvm::ConstantFP::get(dbl, 6.283185307179586), u2)}));
+      return instr.dtype == DType::f64 ? z : b_.CreateFPTrunc(z, b_.getFloatTy());
+    }
+    if (instr.dtype == DType::f64) {
+      llvm::Value* block = philox_block(seed, b_.CreateAdd(offset, b_.CreateUDiv(i, i64c(2))));
+      llvm::Value* pair = b_.CreateMul(b_.CreateURem(i, i64c(2)), i64c(2));
+      llvm::Value* hi = b_.CreateZExt(lane(block, pair), b_.getInt64Ty());
+      llvm::Value* lo = b_.CreateZExt(lane(block, b_.CreateAdd(pair, i64c(1))), b_.getInt64Ty());
+      llvm::Value* bits = b_.CreateLShr(b_.CreateOr(b_.CreateShl(hi, 32), lo), 11);
+      return b_.CreateFMul(b_.CreateUIToFP(bits, dbl), llvm::ConstantFP::get(dbl, 1.0 / 9007199254740992.0));
+    }
+    llvm::Value* block = philox_block(seed, b_.CreateAdd(offset, b_.CreateUDiv(i, i64c(4))));
+    llvm::Value* bits = b_.CreateLShr(lane(block, b_.CreateURem(i, i64c(4))), 8);
+    return b_.CreateFMul(b_.CreateUIToFP(bits, b_.getFloatTy()), llvm::ConstantFP::get(b_.getFloatTy(), 1.0 / 16777216.0));
+  }
+
+  llvm::Value* gen_uncached(int32_t id, Index* idx) {
+    const Instr& instr = g_.instrs[id];
+    const DType d = instr.dtype;
+    auto operand_type = [&](int k) -> const Instr& { return g_.instrs[instr.operands[k]]; };
+    switch (ir::op_info(instr.op).cls) {
+      case OpClass::Leaf:
+        if (instr.op == OpId::parameter) return load(instr.attrs.get_int(AttrKey::index), d, linear(idx));
+        if (instr.op == OpId::constant) return rounded(constant(d, instr.attrs.get_float(AttrKey::value)), d);
+        return convert(multi(idx)[instr.attrs.get_int(AttrKey::dim)], DType::i64, d);  // iota
+      case OpClass::Random:
+        return random(instr, idx);
+      case OpClass::Convert:
+        return convert(gen(instr.operands[0], idx), operand_type(0).dtype, d);
+      case OpClass::Unary:
+      case OpClass::UnaryFloat:
+        return rounded(unary(instr.op, d, gen(instr.operands[0], idx)), d);
+      case OpClass::Predicate:
+        return predicate(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx));
+      case OpClass::Binary:
+        return rounded(binary(id, instr.op, d, gen(instr.operands[0], idx), gen(instr.operands[1], idx)), d);
+      case OpClass::Compare:
+        return compare(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx), gen(instr.operands[1], idx));
+      case OpClass::Logical: {
+        llvm::Value* a = gen(instr.operands[0], idx);
+        llvm::Value* c = gen(instr.operands[1], idx);
+        if (instr.op == OpId::logical_and) return b_.CreateAnd(a, c);
+        if (instr.op == OpId::logical_or) return b_.CreateOr(a, c);
+        return b_.CreateXor(a, c);
+      }
+      case OpClass::Select:
+        return b_.CreateSelect(gen(instr.operands[0], idx), gen(instr.operands[1], idx), gen(instr.operands[2], idx));
+      case OpClass::Reshape: {
+        Index* in = make_index(operand_type(0).shape);
+        in->linear = linear(idx);
+        return gen(instr.operands[0], in);
+      }
+      case OpClass::Transpose: {
+        const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+        const auto& out = multi(idx);
+        std::vector<llvm::Value*> in(perm.size());
+        for (size_t k = 0; k < perm.size(); ++k) in[perm[k]] = out[k];
+        return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
+      }
+      case OpClass::Broadcast: {
+        const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+        const Shape& in_shape = operand_type(0).shape;
+        if (numel(in_shape) == 1) return gen(instr.operands[0], make_index(in_shape));
+        const auto& out = multi(idx);
+        std::vector<llvm::Value*> in(dims.size());
+        for (size_t k = 0; k < dims.size(); ++k) in[k] = in_shape[k] == 1 ? i64c(0) : out[dims[k]];
+        return gen(instr.operands[0], with_multi(in_shape, in));
+      }
+      case OpClass::Slice: {
+        const auto& start = instr.attrs.get_ints(AttrKey::start);
+        const auto& stride = instr.attrs.get_ints(AttrKey::stride);
+        const auto& out = multi(idx);
+        std::vector<llvm::Value*> in(out.size());
+        for (size_t k = 0; k < out.size(); ++k)
+          in[k] = b_.CreateAdd(i64c(start[k]), b_.CreateMul(out[k], i64c(stride[k])));
+        return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
+      }
+      case OpClass::Flip: {
+        const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+        std::vector<llvm::Value*> in = multi(idx);
+        for (int64_t dim : dims) in[dim] = b_.CreateSub(i64c(instr.shape[dim] - 1), in[dim]);
+        return gen(instr.operands[0], with_multi(instr.shape, in));
+      }
+      case OpClass::Pad: {
+        const auto& lo = instr.attrs.get_ints(AttrKey::lo);
+        const Shape& in_shape = operand_type(0).shape;
+        const auto& out = multi(idx);
+        std::vector<llvm::Value*> in(out.size());
+        llvm::Value* inside = b_.getTrue();
+        for (size_t k = 0; k < out.size(); ++k) {
+          llvm::Value* v = b_.CreateSub(out[k], i64c(lo[k]));
+          inside = b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(v, i64c(0)), b_.CreateICmpSLT(v, i64c(in_shape[k]))));
+          // Clamped so the (discarded) read outside the operand stays in bounds.
+          in[k] = b_.CreateSelect(b_.CreateICmpSLT(v, i64c(0)), i64c(0),
+                                  b_.CreateSelect(b_.CreateICmpSGE(v, i64c(in_shape[k])), i64c(std::max<int64_t>(in_shape[k] - 1, 0)), v));
+        }
+        llvm::Value* value = constant(d, is_floating(d) ? instr.attrs.get_float(AttrKey::value)
+                                                       : static_cast<double>(static_cast<int64_t>(instr.attrs.get_float(AttrKey::value))));
+        if (numel(in_shape) == 0) return rounded(value, d);
+        return b_.CreateSelect(inside, gen(instr.operands[0], with_multi(in_shape, in)), rounded(value, d));
+      }
+      case OpClass::Concat: {
+        int64_t dim = instr.attrs.get_int(AttrKey::dim);
+        const auto& out = multi(idx);
+        llvm::Value* result = nullptr;
+        int64_t base = 0;
+        for (size_t k = 0; k < instr.operands.size(); ++k) {
+          const Shape& s = operand_type(k).shape;
+          std::vector<llvm::Value*> in = out;
+          llvm::Value* local = b_.CreateSub(out[dim], i64c(base));
+          llvm::Value* inside = b_.CreateAnd(b_.CreateICmpSGE(local, i64c(0)), b_.CreateICmpSLT(local, i64c(s[dim])));
+          in[dim] = b_.CreateSelect(inside, local, i64c(0));
+          llvm::Value* v = gen(instr.operands[k], with_multi(s, in));
+          result = result ? b_.CreateSelect(inside, v, result) : v;
+          base += s[dim];
+        }
+        return result;
+      }
+      case OpClass::Gather: {
+        int64_t dim = instr.attrs.get_int(AttrKey::dim);
+        llvm::Value* raw = gen(instr.operands[1], idx);
+        std::vector<llvm::Value*> in = multi(idx);
+        in[dim] = checked_index(id, raw, operand_type(1).dtype, operand_type(0).shape[dim]);
+        return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
+      }
+      case OpClass::IndexSelect: {
+        int64_t dim = instr.attrs.get_int(AttrKey::dim);
+        std::vector<llvm::Value*> in = multi(idx);
+        llvm::Value* raw = gen(instr.operands[1], with_multi(operand_type(1).shape, {in[dim]}));
+        in[dim] = checked_index(id, raw, operand_type(1).dtype, operand_type(0).shape[dim]);
+        return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
+      }
+      default:
+        throw Error("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
+    }
+  }
+
+  // ---- loops -------------------------------------------------------------------------------------
+  struct Loop {
+    llvm::PHINode* iv;
+    llvm::BasicBlock* header;
+    llvm::BasicBlock* exit;
+  };
+  Loop open_loop(llvm::Value* begin, llvm::Value* end, const char* name) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(ctx_, std::string(name) + ".header", fn);
+    auto* body = llvm::BasicBlock::Create(ctx_, std::string(name) + ".body", fn);
+    auto* exit = llvm::BasicBlock::Create(ctx_, std::string(name) + ".exit", fn);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2, name);
+    iv->addIncoming(begin, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, end), body, exit);
+    b_.SetInsertPoint(body);
+    return Loop{iv, header, exit};
+  }
+  void close_loop(Loop& loop) {
+    llvm::Value* next = b_.CreateAdd(loop.iv, i64c(1), "", true, true);
+    loop.iv->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(loop.header);
+    b_.SetInsertPoint(loop.exit);
+  }
+
+  void store_output(llvm::Value* at, llvm::Value* v, DType d) {
+    b_.CreateStore(to_storage(v, d), b_.CreateGEP(storage_type(d), output_, at));
+  }
+
+  void emit_elementwise_loop(const Instr& root) {
+    Loop loop = open_loop(begin_, end_, "i");
+    memo_.clear();
+    arena_.clear();
+    Index* idx = make_index(root.shape);
+    idx->linear = loop.iv;
+    store_output(loop.iv, gen(g_.outputs[0], idx), root.dtype);
+    close_loop(loop);
+  }
+
+  void emit_reduce_loop(const Instr& root) {
+    const int32_t input = root.operands[0];
+    const Shape& in_shape = g_.instrs[input].shape;
+    const DType in_dtype = g_.instrs[input].dtype;
+    const bool arg = ir::op_info(root.op).cls == OpClass::ArgReduce;
+    std::vector<int64_t> dims = arg ? std::vector<int64_t>{root.attrs.get_int(AttrKey::dim)} : root.attrs.get_ints(AttrKey::dims);
+    Shape kept_shape, reduced_shape;
+    std::vector<bool> reduced(in_shape.size(), false);
+    for (int64_t d : dims) reduced[d] = true;
+    for (size_t d = 0; d < in_shape.size(); ++d) (reduced[d] ? reduced_shape : kept_shape).push_back(in_shape[d]);
+    const int64_t count = numel(reduced_shape);
+    // Reducing trailing dims reads a contiguous run per output: the inner loop indexes it linearly.
+    bool trailing = true;
+    for (size_t d = 0; d < in_shape.size(); ++d)
+      if (reduced[d] && d < kept_shape.size()) trailing = false;
+
+    llvm::Type* acc_type = value_type(is_floating(in_dtype) && in_dtype != DType::f64 ? DType::f32 : in_dtype);
+    const bool fp = is_floating(in_dtype);
+    llvm::Value* init = nullptr;
+    switch (root.op) {
+      case OpId::reduce_sum: init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0); break;
+      case OpId::reduce_prod: init = fp ? llvm::ConstantFP::get(acc_type, 1.0) : llvm::ConstantInt::get(acc_type, 1); break;
+      case OpId::reduce_max:
+        init = fp ? llvm::ConstantFP::getInfinity(acc_type, true)
+                  : (is_unsigned(in_dtype) ? llvm::ConstantInt::get(acc_type, 0) : llvm::ConstantInt::get(acc_type, llvm::APInt::getSignedMinValue(acc_type->getIntegerBitWidth())));
+        break;
+      case OpId::reduce_min:
+        init = fp ? llvm::ConstantFP::getInfinity(acc_type, false)
+                  : (is_unsigned(in_dtype) ? llvm::ConstantInt::get(acc_type, llvm::APInt::getMaxValue(acc_type->getIntegerBitWidth()))
+                                           : llvm::ConstantInt::get(acc_type, llvm::APInt::getSignedMaxValue(acc_type->getIntegerBitWidth())));
+        break;
+      default: init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0); break;
+    }
+
+    Loop outer = open_loop(begin_, end_, "o");
+    memo_.clear();
+    arena_.clear();
+    Index* kept_index = make_index(kept_shape);
+    kept_index->linear = outer.iv;
+    const std::vector<llvm::Value*> kept = multi(kept_index);
+
+    llvm::BasicBlock* before_inner = b_.GetInsertBlock();
+    Loop inner = open_loop(i64c(0), i64c(count), "r");
+    llvm::PHINode* acc = llvm::PHINode::Create(acc_type, 2, "acc", inner.header->getFirstNonPHI());
+    acc->addIncoming(init, before_inner);
+    llvm::PHINode* best_index = nullptr;
+    if (arg) {
+      best_index = llvm::PHINode::Create(b_.getInt64Ty(), 2, "best", inner.header->getFirstNonPHI());
+      best_index->addIncoming(i64c(0), before_inner);
+    }
+    auto saved_memo = memo_;
+    Index* in_index = make_index(in_shape);
+    if (trailing) {
+      in_index->linear = b_.CreateAdd(b_.CreateMul(outer.iv, i64c(count)), inner.iv);
+    } else {
+      Index* r_index = make_index(reduced_shape);
+      r_index->linear = inner.iv;
+      const std::vector<llvm::Value*> r = multi(r_index);
+      std::vector<llvm::Value*> m(in_shape.size());
+      size_t k = 0, j = 0;
+      for (size_t d = 0; d < in_shape.size(); ++d) m[d] = reduced[d] ? r[j++] : kept[k++];
+      in_index->multi = m;
+    }
+    llvm::Value* v = gen(input, in_index);
+    llvm::Value* next = nullptr;
+    llvm::FastMathFlags reassoc;
+    reassoc.setAllowReassoc();
+    switch (root.op) {
+      case OpId::reduce_sum:
+      case OpId::reduce_prod: {
+        // Reassociation lets the loop vectoriser split the accumulator across lanes.
+        llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+        b_.setFastMathFlags(reassoc);
+        if (root.op == OpId::reduce_sum) next = fp ? b_.CreateFAdd(acc, v) : b_.CreateAdd(acc, v);
+        else next = fp ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
+        break;
+      }
+      case OpId::reduce_max:
+        next = fp ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, v)
+                  : b_.CreateBinaryIntrinsic(is_unsigned(in_dtype) ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, acc, v);
+        break;
+      case OpId::reduce_min:
+        next = fp ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, v)
+                  : b_.CreateBinaryIntrinsic(is_unsigned(in_dtype) ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, acc, v);
+        break;
+      default: {  // argmax / argmin: the first extreme value; NaN counts as extreme
+        llvm::Value* first = b_.CreateICmpEQ(inner.iv, i64c(0));
+        llvm::Value* better;
+        bool want_max = root.op == OpId::argmax;
+        if (fp) {
+          llvm::Value* strictly = want_max ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc);
+          better = b_.CreateAnd(b_.CreateFCmpORD(acc, acc), b_.CreateOr(b_.CreateFCmpUNO(v, v), strictly));
+        } else {
+          bool u = is_unsigned(in_dtype);
+          better = want_max ? (u ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpSGT(v, acc))
+                            : (u ? b_.CreateICmpULT(v, acc) : b_.CreateICmpSLT(v, acc));
+        }
+        llvm::Value* take = b_.CreateOr(first, better);
+        next = b_.CreateSelect(take, v, acc);
+        best_index->addIncoming(b_.CreateSelect(take, inner.iv, best_index), b_.GetInsertBlock());
+        break;
+      }
+    }
+    acc->addIncoming(next, b_.GetInsertBlock());
+    close_loop(inner);
+    memo_ = saved_memo;
+    if (arg) store_output(outer.iv, best_index, DType::i64);
+    else store_output(outer.iv, rounded(acc, root.dtype), root.dtype);
+    close_loop(outer);
+  }
+
+  const ir::Graph& g_;
+  llvm::LLVMContext& ctx_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* body_fn_ = nullptr;
+  std::vector<llvm::Value*> buffers_;
+  llvm::Value* output_ = nullptr;
+  llvm::Value* begin_ = nullptr;
+  llvm::Value* end_ = nullptr;
+  llvm::Value* status_ = nullptr;
+  std::map<std::pair<int32_t, Index*>, llvm::Value*> memo_;
+  std::deque<Index> arena_;
+};
+
+struct KernelCache {
+  std::mutex mutex;
+  std::unordered_map<std::string, CompiledKernel> kernels;
+  int64_t compiled = 0;
+  int64_t hits = 0;
+};
+KernelCache& kernel_cache() {
+  static KernelCache* cache = new KernelCache();
+  return *cache;
+}
+}  // namespace
+
+CompiledKernel compile_kernel(const ir::Graph& body) {
+  std::string key = ir::to_text(body);
+  KernelCache& cache = kernel_cache();
+  {
+    std::lock_guard lock(cache.mutex);
+    if (auto it = cache.kernels.find(key); it != cache.kernels.end()) {
+      ++cache.hits;
+      return it->second;
+    }
+  }
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>("xlite_kernel", *context);
+  Emitter(body, *context, *module).emit("xlite_kernel");
+  CompiledKernel kernel;
+  kernel.fn = reinterpret_cast<KernelFn>(Jit::instance().add(std::move(module), std::move(context), "xlite_kernel", &kernel.code_bytes));
+  std::lock_guard lock(cache.mutex);
+  ++cache.compiled;
+  return cache.kernels.emplace(key, kernel).first->second;
+}
+
+int64_t kernels_compiled() {
+  std::lock_guard lock(kernel_cache().mutex);
+  return kernel_cache().compiled;
+}
+int64_t kernel_cache_hits() {
+  std::lock_guard lock(kernel_cache().mutex);
+  return kernel_cache().hits;
+}
+
+}  // namespace xlite::backends::cpu

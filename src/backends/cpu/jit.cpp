@@ -1,0 +1,120 @@
+#include "backends/cpu/jit.h"
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "backends/cpu/kernel.h"
+#include "xlite/error.h"
+
+namespace xlite::backends::cpu {
+
+struct Jit::State {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> target;
+  llvm::DataLayout layout{""};
+  std::string triple;
+  std::mutex mutex;
+  std::atomic<int64_t> last_object_bytes{0};
+  int64_t module_count = 0;
+};
+
+namespace {
+[[noreturn]] void fail(const std::string& what, llvm::Error error) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  os << error;
+  throw Error("[jit] " + what + ": " + os.str());
+}
+
+template <class T>
+T take(llvm::Expected<T> value, const char* what) {
+  if (!value) fail(what, value.takeError());
+  return std::move(*value);
+}
+}  // namespace
+
+Jit& Jit::instance() {
+  static Jit* jit = new Jit();  // never destroyed: kernels may run during exit
+  return *jit;
+}
+
+Jit::Jit() : state_(std::make_unique<State>()) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto builder = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  state_->target = take(builder.createTargetMachine(), "creating the target machine");
+  state_->layout = state_->target->createDataLayout();
+  state_->triple = state_->target->getTargetTriple().str();
+  state_->jit = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(), "creating the JIT");
+  // libm and the process's own helpers resolve from the running process.
+  auto& main = state_->jit->getMainJITDylib();
+  main.addGenerator(take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                             state_->layout.getGlobalPrefix()),
+                         "opening the process symbols"));
+  // Helpers of our own are not exported by the executable, so they are given by address.
+  llvm::orc::SymbolMap helpers;
+  helpers[state_->jit->mangleAndIntern("xlite_cpu_ipow")] = {llvm::orc::ExecutorAddr::fromPtr(&xlite_cpu_ipow),
+                                                             llvm::JITSymbolFlags::Exported};
+  if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(helpers)))) fail("defining helper symbols", std::move(error));
+  State* state = state_.get();
+  state_->jit->getObjTransformLayer().setTransform(
+      [state](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+        state->last_object_bytes = static_cast<int64_t>(object->getBufferSize());
+        return std::move(object);
+      });
+}
+
+const llvm::DataLayout& Jit::data_layout() const { return state_->layout; }
+const std::string& Jit::triple() const { return state_->triple; }
+
+void* Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
+               const std::string& entry, int64_t* code_bytes) {
+  std::lock_guard lock(state_->mutex);
+  module->setDataLayout(state_->layout);
+  module->setTargetTriple(state_->triple);
+  std::string broken;
+  llvm::raw_string_ostream errors(broken);
+  if (llvm::verifyModule(*module, &errors)) throw Error("[jit] generated invalid IR: " + errors.str());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder passes(state_->target.get(), tuning);
+  passes.registerModuleAnalyses(mam);
+  passes.registerCGSCCAnalyses(cgam);
+  passes.registerFunctionAnalyses(fam);
+  passes.registerLoopAnalyses(lam);
+  passes.crossRegisterProxies(lam, fam, cgam, mam);
+  passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
+
+  // Each module gets its own dylib so that equal symbol names in different kernels never clash.
+  auto created = state_->jit->createJITDylib("kernel" + std::to_string(state_->module_count++));
+  if (!created) fail("creating a dylib", created.takeError());
+  llvm::orc::JITDylib& dylib = *created;
+  dylib.addToLinkOrder(state_->jit->getMainJITDylib());
+  if (auto error = state_->jit->addIRModule(dylib, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+    fail("adding a module", std::move(error));
+  auto address = take(state_->jit->lookup(dylib, entry), "looking up the kernel");
+  if (code_bytes) *code_bytes = state_->last_object_bytes;
+  return address.toPtr<void*>();
+}
+
+}  // namespace xlite::backends::cpu

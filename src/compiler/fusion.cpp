@@ -1,0 +1,160 @@
+#include "compiler/fusion.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace xlite::compiler {
+namespace {
+using ir::Instr;
+using ir::OpClass;
+using ir::OpId;
+
+// Ops worth computing once rather than once per consumer.
+bool expensive(OpId op) {
+  switch (op) {
+    case OpId::exp: case OpId::expm1: case OpId::log: case OpId::log1p: case OpId::tanh: case OpId::erf:
+    case OpId::sin: case OpId::cos: case OpId::tan: case OpId::sigmoid: case OpId::gelu: case OpId::gelu_tanh:
+    case OpId::silu: case OpId::pow: case OpId::rng_uniform: case OpId::rng_normal: case OpId::gather:
+    case OpId::index_select:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A value is recomputed in at most this many regions before it is materialized instead.
+constexpr size_t kMaxDuplication = 4;
+// Chains of fused ops deeper than this are cut: compile time grows with the depth and code generation
+// recurses along it.
+constexpr int kMaxFusedDepth = 200;
+
+std::string name(const ir::Graph& g, int32_t i) { return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op)); }
+
+RegionKind kind_of(const Instr& instr) {
+  switch (ir::op_info(instr.op).cls) {
+    case OpClass::Reduce:
+    case OpClass::ArgReduce: return RegionKind::Reduce;
+    case OpClass::Dot: return instr.dtype == DType::f32 ? RegionKind::Matmul : RegionKind::Fallback;
+    case OpClass::ScatterAdd: return RegionKind::Fallback;
+    default: return RegionKind::Loop;
+  }
+}
+}  // namespace
+
+FusionPlan plan_fusion(const ir::Graph& graph) {
+  FusionPlan plan;
+  const size_t n = graph.instrs.size();
+  std::vector<bool> materialized(n, false);
+  std::vector<std::string> why(n);
+  auto materialize = [&](int32_t i, std::string reason) {
+    if (!materialized[i]) why[i] = std::move(reason);
+    materialized[i] = true;
+  };
+
+  for (int32_t o : graph.outputs) materialize(o, "graph output");
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& instr = graph.instrs[i];
+    if (instr.op == OpId::parameter) materialize(i, "parameter");
+    RegionKind kind = kind_of(instr);
+    if (kind != RegionKind::Loop && instr.op != OpId::parameter) materialize(i, "region root (" + std::string(ir::op_name(instr.op)) + ")");
+    if (kind == RegionKind::Matmul || kind == RegionKind::Fallback) {
+      for (int32_t o : instr.operands)
+        materialize(o, "operand of " + name(graph, static_cast<int32_t>(i)) + ", which reads whole buffers");
+    }
+  }
+
+  // Walk consumers before producers: a fused value joins every region its consumers belong to.
+  std::vector<std::vector<int32_t>> consumers(n);
+  for (size_t i = 0; i < n; ++i)
+    for (int32_t o : graph.instrs[i].operands) consumers[o].push_back(static_cast<int32_t>(i));
+  std::vector<std::vector<int32_t>> regions_of(n);
+  for (size_t k = n; k-- > 0;) {
+    const int32_t i = static_cast<int32_t>(k);
+    if (materialized[i]) {
+      regions_of[i] = {i};
+      continue;
+    }
+    std::vector<int32_t> regions;
+    for (int32_t c : consumers[i]) regions.insert(regions.end(), regions_of[c].begin(), regions_of[c].end());
+    std::sort(regions.begin(), regions.end());
+    regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+    const OpId op = graph.instrs[i].op;
+    const bool leaf = op == OpId::constant || op == OpId::iota;
+    if (regions.size() > 1 && expensive(op)) {
+      materialize(i, std::string(ir::op_name(op)) + " is needed by " + std::to_string(regions.size()) +
+                         " regions; computed once instead of duplicated");
+      regions_of[i] = {i};
+    } else if (regions.size() > kMaxDuplication && !leaf) {
+      materialize(i, "needed by " + std::to_string(regions.size()) + " regions, more than " +
+                         std::to_string(kMaxDuplication) + " copies");
+      regions_of[i] = {i};
+    } else {
+      regions_of[i] = std::move(regions);
+    }
+  }
+
+  std::vector<int> depth(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int deepest = 0;
+    for (int32_t o : graph.instrs[i].operands)
+      if (!materialized[o]) deepest = std::max(deepest, depth[o]);
+    if (!materialized[i] && deepest + 1 > kMaxFusedDepth)
+      materialize(static_cast<int32_t>(i), "fused chain deeper than " + std::to_string(kMaxFusedDepth) + " ops");
+    depth[i] = materialized[i] ? 0 : deepest + 1;
+  }
+
+  for (size_t i = 0; i < n; ++i) {
+    if (!materialized[i] || graph.instrs[i].op == OpId::parameter) continue;
+    Region region{kind_of(graph.instrs[i]), static_cast<int32_t>(i), {}, {}, {}};
+    // Members: everything reachable from the root without crossing a materialized value.
+    std::vector<bool> in_region(n, false);
+    std::vector<int32_t> stack = {region.root};
+    in_region[i] = true;
+    while (!stack.empty()) {
+      int32_t v = stack.back();
+      stack.pop_back();
+      if (region.kind == RegionKind::Matmul || region.kind == RegionKind::Fallback) {
+        if (v != region.root) continue;
+      }
+      for (int32_t o : graph.instrs[v].operands) {
+        if (in_region[o]) continue;
+        in_region[o] = true;
+        if (!materialized[o]) stack.push_back(o);
+      }
+    }
+    std::unordered_map<int32_t, int32_t> local;
+    for (size_t v = 0; v <= i; ++v) {
+      if (!in_region[v]) continue;
+      bool is_input = materialized[v] && static_cast<int32_t>(v) != region.root;
+      if (is_input) {
+        local[v] = static_cast<int32_t>(region.body.instrs.size());
+        Instr param{OpId::parameter, {}, {}, graph.instrs[v].shape, graph.instrs[v].dtype, graph.instrs[v].origin};
+        param.attrs.set_int(ir::AttrKey::index, static_cast<int64_t>(region.inputs.size()));
+        region.inputs.push_back(static_cast<int32_t>(v));
+        region.body.instrs.push_back(std::move(param));
+      } else {
+        region.members.push_back(static_cast<int32_t>(v));
+        Instr copy = graph.instrs[v];
+        for (int32_t& o : copy.operands) o = local.at(o);
+        local[v] = static_cast<int32_t>(region.body.instrs.size());
+        region.body.instrs.push_back(std::move(copy));
+      }
+    }
+    region.body.num_parameters = static_cast<int64_t>(region.inputs.size());
+    region.body.outputs = {local.at(region.root)};
+    if (why[i] != "graph output" && why[i].rfind("region root", 0) != 0)
+      plan.decisions.push_back("materialize " + name(graph, static_cast<int32_t>(i)) + ": " + why[i]);
+    plan.decisions.push_back("region " + name(graph, static_cast<int32_t>(i)) + ": " + std::to_string(region.members.size()) +
+                             " ops fused, " + std::to_string(region.inputs.size()) + " inputs");
+    plan.regions.push_back(std::move(region));
+  }
+  return plan;
+}
+
+std::string describe(const FusionPlan& plan) {
+  std::string out;
+  for (const auto& line : plan.decisions) out += line + "\n";
+  return out;
+}
+
+}  // namespace xlite::compiler

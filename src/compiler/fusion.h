@@ -1,0 +1,36 @@
+#pragma once
+// Fusion: which values are materialized in buffers and which are recomputed inside the loop of their
+// consumer. Every choice has a reason string, so users can see why a graph runs as it does.
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace xlite::compiler {
+
+enum class RegionKind {
+  Loop,      // one loop over the root's elements; fused producers are computed per element
+  Reduce,    // a reduction (or arg-reduction) root with its fused producers
+  Matmul,    // f32 dot through the GEMM library
+  Fallback,  // no fused code for this op: the reference kernel runs it
+};
+
+struct Region {
+  RegionKind kind;
+  int32_t root;                 // the instruction whose value the region writes
+  std::vector<int32_t> inputs;  // materialized values it reads (parameters or other roots), in first-use order
+  std::vector<int32_t> members; // instructions computed inside, in topological order, root last
+  // The region as a graph of its own: inputs become parameters 0..n-1, the root is the one output.
+  // Its text is the cache key of the compiled kernel, so graphs that share a region compile it once.
+  ir::Graph body;
+};
+
+struct FusionPlan {
+  std::vector<Region> regions;  // in execution order
+  std::vector<std::string> decisions;  // one line per materialized value and per refusal to fuse
+};
+
+FusionPlan plan_fusion(const ir::Graph& graph);
+std::string describe(const FusionPlan& plan);
+
+}  // namespace xlite::compiler

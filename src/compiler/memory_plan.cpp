@@ -1,0 +1,46 @@
+#include "compiler/memory_plan.h"
+
+#include <algorithm>
+
+namespace xlite::compiler {
+
+int64_t value_bytes(const ir::Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
+
+std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& reads) {
+  std::vector<int64_t> last(graph.instrs.size(), -1);
+  for (size_t s = 0; s < reads.size(); ++s)
+    for (int32_t v : reads[s]) last[v] = static_cast<int64_t>(s);
+  for (int32_t o : graph.outputs) last[o] = static_cast<int64_t>(reads.size());  // outputs outlive the run
+  std::vector<std::vector<int32_t>> freed(reads.size());
+  for (size_t v = 0; v < last.size(); ++v)
+    if (last[v] >= 0 && last[v] < static_cast<int64_t>(reads.size())) freed[last[v]].push_back(static_cast<int32_t>(v));
+  return freed;
+}
+
+debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
+                               const std::vector<std::vector<int32_t>>& reads) {
+  debug::MemoryStats stats;
+  std::vector<bool> is_output(graph.instrs.size(), false);
+  for (int32_t o : graph.outputs) is_output[o] = true;
+  for (const auto& instr : graph.instrs)
+    if (instr.op == ir::OpId::parameter) stats.argument_bytes += value_bytes(instr);
+  std::vector<bool> counted(graph.instrs.size(), false);
+  for (int32_t o : graph.outputs) {
+    if (counted[o]) continue;
+    counted[o] = true;
+    if (graph.instrs[o].op == ir::OpId::parameter) stats.alias_bytes += value_bytes(graph.instrs[o]);
+    else stats.output_bytes += value_bytes(graph.instrs[o]);
+  }
+  auto freed = last_uses(graph, reads);
+  int64_t live = 0;
+  for (size_t s = 0; s < writes.size(); ++s) {
+    int32_t w = writes[s];
+    if (!is_output[w]) live += value_bytes(graph.instrs[w]);
+    stats.temp_bytes = std::max(stats.temp_bytes, live);
+    for (int32_t v : freed[s])
+      if (!is_output[v] && graph.instrs[v].op != ir::OpId::parameter) live -= value_bytes(graph.instrs[v]);
+  }
+  return stats;
+}
+
+}  // namespace xlite::compiler

@@ -1,0 +1,20 @@
+#pragma once
+// Buffer assignment with liveness: in execution order, each materialized value is live from the step
+// that writes it to the last step that reads it; the peak of intermediates alive at once is what a
+// program needs beyond its arguments and outputs.
+#include <vector>
+
+#include "ir/graph.h"
+#include "xlite/debug.h"
+
+namespace xlite::compiler {
+
+int64_t value_bytes(const ir::Instr& instr);
+
+// steps[k] writes writes[k] and reads reads[k]; graph outputs live to the end.
+debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
+                               const std::vector<std::vector<int32_t>>& reads);
+// For each step, the values whose last read it is (their buffers go back to the allocator after it).
+std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& reads);
+
+}  // namespace xlite::compiler

@@ -1,0 +1,229 @@
+// The LLVM backend: fused loops, library matmul, run-time errors from generated code, kernel caching,
+// memory plans, and the accuracy of the inline transcendentals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <xlite/xlite.h>
+
+#include "backends/cpu/kernel.h"
+#include "compiler/cache.h"
+#include "compiler/fusion.h"
+#include "core/tensor_impl.h"
+#include "ir/graph.h"
+#include "lazy/graph_builder.h"
+#include "runtime/allocator.h"
+
+namespace xl = xlite;
+
+namespace {
+xl::BufferPtr upload_floats(const std::vector<float>& values) {
+  auto buffer = xl::runtime::allocator(xl::device()).allocate(values.size() * sizeof(float));
+  std::memcpy(buffer->data(), values.data(), values.size() * sizeof(float));
+  return buffer;
+}
+
+std::vector<float> run_unary(const std::string& op, const std::vector<float>& input) {
+  std::string n = std::to_string(input.size());
+  auto graph = xl::ir::parse_graph("%0 = parameter(index=0) : f32[" + n + "]\n%1 = " + op + "(%0) : f32[" + n +
+                                   "]\nreturn %1\n");
+  auto out = xl::compiler::compile_with(graph, "cpu")->run(std::vector<xl::BufferPtr>{upload_floats(input)});
+  const float* p = out[0]->as<float>();
+  return std::vector<float>(p, p + input.size());
+}
+
+// Inputs over the whole f32 range: random bit patterns, a dense sweep near zero, and special values.
+std::vector<float> test_inputs() {
+  std::vector<float> xs = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, std::numeric_limits<float>::quiet_NaN(),
+                           std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+                           1e-40f, std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
+                           88.7f, 88.72283f, 89.0f, -87.3f, -103.9f, -104.0f, 0.625f, -0.625f, 9.0f, 20.0f};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 200000; ++i) {
+    uint32_t u = bits(rng);
+    float f;
+    std::memcpy(&f, &u, 4);
+    xs.push_back(f);
+  }
+  for (int i = -20000; i <= 20000; ++i) xs.push_back(static_cast<float>(i) / 1000.0f);
+  return xs;
+}
+
+// Error in units of the result's magnitude, with subnormal results measured against the smallest normal
+// (below it f32 itself has fewer than 24 bits).
+double relative_error(float got, double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(want)) return got == static_cast<float>(want) ? 0 : INFINITY;
+  double scale = std::max(std::fabs(want), static_cast<double>(std::numeric_limits<float>::min()));
+  return std::fabs(static_cast<double>(got) - want) / scale;
+}
+
+void expect_accurate(const std::string& op, double (*reference)(double)) {
+  std::vector<float> xs = test_inputs();
+  std::vector<float> got = run_unary(op, xs);
+  double worst = 0;
+  float worst_x = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double want = reference(static_cast<double>(xs[i]));
+    if (std::isfinite(want) && std::fabs(want) > std::numeric_limits<float>::max()) want = want > 0 ? INFINITY : -INFINITY;
+    double err = relative_error(got[i], want);
+    if (err > worst) {
+      worst = err;
+      worst_x = xs[i];
+    }
+  }
+  EXPECT_LE(worst, 1e-6) << op << " worst at x = " << worst_x;
+}
+}  // namespace
+
+TEST(CpuMath, ExpIsAccurateOverTheWholeRange) { expect_accurate("exp", [](double x) { return std::exp(x); }); }
+TEST(CpuMath, LogIsAccurateOverTheWholeRange) { expect_accurate("log", [](double x) { return std::log(x); }); }
+TEST(CpuMath, TanhIsAccurateOverTheWholeRange) { expect_accurate("tanh", [](double x) { return std::tanh(x); }); }
+TEST(CpuMath, SigmoidIsAccurateOverTheWholeRange) {
+  expect_accurate("sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+}
+
+TEST(CpuBackend, IsTheDefault) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "backend chosen by the environment";
+  EXPECT_EQ(xl::compiler::backend_name(), "cpu");
+}
+
+TEST(CpuBackend, ElementwiseChainFusesIntoOneLoop) {
+  auto graph = xl::ir::parse_graph(
+      "%0 = parameter(index=0) : f32[4,3]\n"
+      "%1 = parameter(index=1) : f32[3]\n"
+      "%2 = broadcast(%1, shape=[4,3], dims=[1]) : f32[4,3]\n"
+      "%3 = add(%0, %2) : f32[4,3]\n"
+      "%4 = tanh(%3) : f32[4,3]\n"
+      "%5 = transpose(%4, perm=[1,0]) : f32[3,4]\n"
+      "return %5\n");
+  auto plan = xl::compiler::plan_fusion(graph);
+  ASSERT_EQ(plan.regions.size(), 1u);
+  EXPECT_EQ(plan.regions[0].members.size(), 4u);
+  EXPECT_EQ(xl::compiler::describe(plan), "region %5 transpose: 4 ops fused, 2 inputs\n");
+}
+
+TEST(CpuBackend, ExpensiveValuesWithSeveralConsumersAreComputedOnce) {
+  auto graph = xl::ir::parse_graph(
+      "%0 = parameter(index=0) : f32[8]\n"
+      "%1 = exp(%0) : f32[8]\n"
+      "%2 = reduce_sum(%1, dims=[0], keepdim=false) : f32[]\n"
+      "%3 = broadcast(%2, shape=[8], dims=[]) : f32[8]\n"
+      "%4 = div(%1, %3) : f32[8]\n"
+      "return %4\n");
+  auto plan = xl::compiler::plan_fusion(graph);
+  EXPECT_EQ(xl::compiler::describe(plan),
+            "materialize %1 exp: exp is needed by 2 regions; computed once instead of duplicated\n"
+            "region %1 exp: 1 ops fused, 1 inputs\n"
+            "region %2 reduce_sum: 1 ops fused, 1 inputs\n"
+            "region %4 div: 2 ops fused, 2 inputs\n");
+}
+
+TEST(CpuBackend, CheapProducersAreFusedIntoEveryConsumer) {
+  auto graph = xl::ir::parse_graph(
+      "%0 = parameter(index=0) : f32[8]\n"
+      "%1 = mul(%0, %0) : f32[8]\n"
+      "%2 = reduce_sum(%1, dims=[0], keepdim=false) : f32[]\n"
+      "%3 = reduce_max(%1, dims=[0], keepdim=false) : f32[]\n"
+      "return %2, %3\n");
+  auto plan = xl::compiler::plan_fusion(graph);
+  ASSERT_EQ(plan.regions.size(), 2u);
+  EXPECT_EQ(plan.regions[0].members.size(), 2u);
+  EXPECT_EQ(plan.regions[1].members.size(), 2u);
+}
+
+TEST(CpuBackend, MatchesReferenceOnSoftmaxLayernormAndMatmul) {
+  xl::manual_seed(11);
+  auto x = xl::randn({33, 70});
+  auto w = xl::randn({70, 19});
+  auto ln = [](const xl::Tensor& t) {
+    auto mu = t.mean({1}, true);
+    auto var = xl::var(t, {1}, 0, true);
+    return (t - mu) / xl::sqrt(var + 1e-5);
+  };
+  auto y = xl::softmax(xl::matmul(ln(x), w), -1);
+  // Run the very same pending graph, with its arguments, on both backends.
+  auto built = xl::lazy::build_graph({y.impl()->node()});
+  auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
+  auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
+  ASSERT_EQ(cpu.size(), 1u);
+  const float* got = cpu[0]->as<float>();
+  const float* want = ref[0]->as<float>();
+  for (int64_t i = 0; i < 33 * 19; ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-4f * std::fabs(want[i])) << i;
+}
+
+TEST(CpuBackend, BatchedMatmulThroughTheLibraryMatchesKnownValues) {
+  auto a = xl::tensor(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  auto b = xl::tensor(std::vector<float>{1, 0, 0, 1, 2, 1, 1, 2}, {2, 2, 2});
+  EXPECT_EQ(xl::matmul(a, b).to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 16, 17, 22, 23}));
+  auto e = xl::matmul(xl::zeros({3, 0}), xl::zeros({0, 2}));  // K = 0 gives zeros
+  EXPECT_EQ(e.to_vector<float>(), std::vector<float>(6, 0.0f));
+  auto d = xl::matmul(xl::ones({2, 3}, xl::DType::f64), xl::ones({3, 2}, xl::DType::f64));  // not f32: oracle kernel
+  EXPECT_EQ(d.to_vector<double>(), std::vector<double>(4, 3.0));
+}
+
+TEST(CpuBackend, OutOfRangeIndicesRaiseFromGeneratedCode) {
+  auto table = xl::tensor(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2});
+  auto idx = xl::tensor(std::vector<int64_t>{2, 0, -1});
+  try {
+    (xl::embedding(table, idx) * 2.0f).to_vector<float>();
+    FAIL() << "expected xlite::Error";
+  } catch (const xl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[embedding] index -1 is out of range for dim 0 of size 3"), std::string::npos) << e.what();
+  }
+  auto g = xl::gather(table, 1, xl::tensor(std::vector<int32_t>{0, 1, 1, 2, 0, 0}, {3, 2}));
+  EXPECT_THROW(g.to_vector<float>(), xl::Error);
+}
+
+TEST(CpuBackend, IntegerDivisionByZeroRaises) {
+  auto graph = xl::ir::parse_graph(
+      "%0 = parameter(index=0) : i32[2]\n"
+      "%1 = remainder(%0, %0) : i32[2]\n"
+      "return %1\n");
+  auto buffer = xl::runtime::allocator(xl::device()).allocate(8);
+  buffer->as<int32_t>()[0] = 3;
+  buffer->as<int32_t>()[1] = 0;
+  EXPECT_THROW(xl::compiler::compile_with(graph, "cpu")->run(std::vector<xl::BufferPtr>{buffer}), xl::Error);
+}
+
+TEST(CpuBackend, LargeLoopsSplitAcrossThreadsGiveTheSameResult) {
+  const int64_t n = 1 << 20;
+  auto x = xl::arange(0, n).to(xl::DType::f32);
+  auto y = (x * 0.5f + 1.0f).sum();
+  EXPECT_NEAR(y.item<double>(), 0.5 * (double(n) * (n - 1) / 2) + n, 1e-3 * n * n);
+  auto v = (x * 2.0f).to_vector<float>();
+  EXPECT_EQ(v[n - 1], 2.0f * (n - 1));
+  EXPECT_EQ(v[n / 2 + 3], 2.0f * (n / 2 + 3));
+}
+
+TEST(CpuBackend, GraphsSharingARegionCompileItOnce) {
+  auto x = xl::tensor(std::vector<float>{1, 2, 3});
+  auto first = xl::tanh(x) * x + 0.25f;
+  xl::sync();
+  int64_t compiled = xl::backends::cpu::kernels_compiled();
+  auto y = xl::tensor(std::vector<float>{4, 5, 6});
+  auto second = xl::tanh(y) * y + 0.75f;  // same region body, different graph (another output set below)
+  auto extra = y.sum();
+  xl::sync();
+  EXPECT_EQ(xl::backends::cpu::kernels_compiled(), compiled + 1);  // only the sum is new
+  EXPECT_NEAR(second.to_vector<float>()[0], std::tanh(4.0f) * 4.0f + 0.75f, 1e-5);
+}
+
+TEST(CpuBackend, MemoryStatsCountArgumentsOutputsAndTemporaries) {
+  auto x = xl::zeros({256, 64});
+  xl::sync();
+  auto e = xl::exp(x);
+  auto y = e / e.sum({1}, true);  // exp materialized: 64 KiB of temporaries
+  auto stats = xl::debug::memory_stats({y});
+  EXPECT_EQ(stats.argument_bytes, 256 * 64 * 4);
+  EXPECT_EQ(stats.output_bytes, 256 * 64 * 4);
+  EXPECT_GE(stats.temp_bytes, 256 * 64 * 4);
+  EXPECT_GT(stats.code_bytes, 0);
+  EXPECT_EQ(stats.kernels, 3);
+  EXPECT_NE(stats.fusion.find("materialize"), std::string::npos);
+  auto alias = xl::debug::memory_stats({x});
+  EXPECT_EQ(alias.alias_bytes, 256 * 64 * 4);
+}
