@@ -29,6 +29,12 @@ void remove(TensorImpl* impl) {
   r.pending.erase(impl->id());
 }
 
+size_t pending_count() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.pending.size();
+}
+
 std::vector<TensorImpl*> pending_in_order() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);

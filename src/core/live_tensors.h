@@ -1,5 +1,6 @@
 #pragma once
 // The registry of live tensors whose values are pending: sync() computes exactly these. Thread-safe.
+#include <cstddef>
 #include <vector>
 
 namespace xlite {
@@ -11,6 +12,7 @@ void add(TensorImpl* impl);
 void remove(TensorImpl* impl);
 // Pending tensors in creation order.
 std::vector<TensorImpl*> pending_in_order();
+size_t pending_count();
 }  // namespace live_tensors
 
 }  // namespace xlite

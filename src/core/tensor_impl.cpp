@@ -31,6 +31,7 @@ ir::NodePtr TensorImpl::node() {
 }
 
 void TensorImpl::set_pending(ir::NodePtr node) {
+  if (data_) donor_ = data_.get();
   if (!pending_) live_tensors::add(this);
   pending_ = std::move(node);
   data_.reset();
@@ -42,6 +43,7 @@ void TensorImpl::set_data(BufferPtr data) {
   pending_.reset();
   data_ = std::move(data);
   data_leaf_.reset();
+  donor_ = nullptr;
 }
 
 }  // namespace xlite

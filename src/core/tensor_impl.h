@@ -32,6 +32,9 @@ class TensorImpl {
 
   // Rebinds to a new value of the same type (an in-place op).
   void set_pending(ir::NodePtr node);
+  // The buffer this tensor held before an in-place op made it pending: the next sync may write the new
+  // value into it (donation). Never dereferenced; compared with graph arguments.
+  const Buffer* donor() const { return donor_; }
   void set_data(BufferPtr data);
 
  private:
@@ -41,7 +44,8 @@ class TensorImpl {
   uint64_t id_;
   ir::NodePtr pending_;
   BufferPtr data_;
-  ir::NodePtr data_leaf_;  // made once per data binding, so every use shares one graph parameter
+  ir::NodePtr data_leaf_;
+  const Buffer* donor_ = nullptr;  // made once per data binding, so every use shares one graph parameter
 };
 
 }  // namespace xlite

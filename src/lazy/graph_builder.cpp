@@ -21,11 +21,13 @@ BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
       auto [it, inserted] = parameter_of_buffer.try_emplace(node->data.get(), 0);
       if (!inserted) {
         position[node] = it->second;
+        ++built.leaves_per_argument[built.graph.instrs[it->second].attrs.get_int(ir::AttrKey::index)];
         return;
       }
       ir::Instr instr{ir::OpId::parameter, {}, {}, node->shape, node->dtype};
       instr.attrs.set_int(ir::AttrKey::index, static_cast<int64_t>(built.arguments.size()));
       built.arguments.push_back(node->data);
+      built.leaves_per_argument.push_back(1);
       it->second = static_cast<int32_t>(built.graph.instrs.size());
       position[node] = it->second;
       built.graph.instrs.push_back(std::move(instr));

@@ -11,6 +11,7 @@ namespace xlite::lazy {
 struct BuiltGraph {
   ir::Graph graph;
   std::vector<BufferPtr> arguments;   // in parameter order
+  std::vector<int> leaves_per_argument;  // distinct IR leaves standing for each argument
   std::vector<int32_t> root_outputs;  // for each root, its position in graph.outputs
 };
 

@@ -27,6 +27,25 @@ const char* cause_text(SyncCause cause) {
   return "";
 }
 
+// A tensor updated in place may have its new value written into its old buffer when nothing else can
+// still read that buffer: every live pending tensor is in this graph (so no IR outside it refers to the
+// buffer) and the only holders of the buffer are the argument list and this graph's leaves.
+std::vector<runtime::Donation> find_donations(const std::vector<TensorImpl*>& pending, const BuiltGraph& built) {
+  std::vector<runtime::Donation> donations;
+  if (pending.size() != live_tensors::pending_count()) return donations;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const Buffer* donor = pending[i]->donor();
+    if (!donor) continue;
+    for (size_t a = 0; a < built.arguments.size(); ++a) {
+      if (built.arguments[a].get() != donor) continue;
+      if (built.arguments[a].use_count() == 1 + built.leaves_per_argument[a])
+        donations.push_back({built.root_outputs[i], static_cast<int32_t>(a)});
+      break;
+    }
+  }
+  return donations;
+}
+
 double elapsed_ns(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - since).count();
 }
@@ -67,8 +86,9 @@ void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause) {
     cache.insert(hash, built.graph, exe);
   }
 
+  std::vector<runtime::Donation> donations = find_donations(pending, built);
   auto start = std::chrono::steady_clock::now();
-  std::vector<BufferPtr> results = exe->run(built.arguments);
+  std::vector<BufferPtr> results = exe->run(built.arguments, donations);
   metrics::add_sample(is_eager ? "EagerOpExecuteTime" : "ExecuteTime", elapsed_ns(start));
   metrics::increment_counter("Execute");
   if (is_eager) metrics::increment_counter("EagerOpExecute");

@@ -18,9 +18,9 @@ Tensor in_place_value(const Tensor& self, const Tensor& result) {
 }  // namespace
 
 Tensor& Tensor::assign_(const Tensor& value) {
-  const Tensor& v = value;
-  if (v.impl()->is_pending()) impl_->set_pending(v.impl()->pending());
-  else impl_->set_pending(v.impl()->node());
+  // A value that already ran (eager mode) is bound as data: nothing is left pending.
+  if (value.impl()->is_pending()) impl_->set_pending(value.impl()->pending());
+  else impl_->set_data(value.impl()->data());
   return *this;
 }
 

@@ -15,12 +15,19 @@ struct Graph;
 
 namespace xlite::runtime {
 
+// An argument whose buffer no one else can observe: the backend may write that output into it.
+struct Donation {
+  int32_t output;    // position in the graph's outputs
+  int32_t argument;  // parameter index
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
   // args are in parameter order; returns one buffer per graph output. Errors found while computing
-  // (an index out of range, memory) are thrown as xlite::Error.
-  virtual std::vector<BufferPtr> run(std::span<const BufferPtr> args) = 0;
+  // (an index out of range, memory) are thrown as xlite::Error. Donations are offers, not orders.
+  virtual std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations) = 0;
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args) { return run(args, {}); }
   // Bytes by kind, from the buffer plan (see xlite::debug::MemoryStats).
   virtual debug::MemoryStats memory_stats() const = 0;
 };

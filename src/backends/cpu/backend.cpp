@@ -3,7 +3,9 @@
 #include <dnnl.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include "backends/cpu/kernel.h"
 #include "compiler/cache.h"
@@ -26,7 +28,42 @@ struct Step {
   CompiledKernel kernel;                        // Loop and Reduce
   std::shared_ptr<runtime::Executable> oracle;  // Fallback
   int64_t work = 0;                             // output elements
+  // Inputs (positions in region.inputs) read only at the element being written: the output may be
+  // written over them.
+  std::vector<bool> overwritable;
 };
+
+// Ops that read their operands at exactly the element they write.
+bool index_preserving(const ir::Graph& body, const ir::Instr& instr) {
+  switch (ir::op_info(instr.op).cls) {
+    case ir::OpClass::Convert: case ir::OpClass::Unary: case ir::OpClass::UnaryFloat: case ir::OpClass::Predicate:
+    case ir::OpClass::Binary: case ir::OpClass::Compare: case ir::OpClass::Logical: case ir::OpClass::Select:
+      for (int32_t o : instr.operands)
+        if (body.instrs[o].shape != instr.shape) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<bool> overwritable_inputs(const Region& region) {
+  const ir::Graph& body = region.body;
+  std::vector<bool> safe(region.inputs.size(), region.kind == RegionKind::Loop);
+  if (region.kind != RegionKind::Loop) return safe;
+  // Any input reached through an op that reads other elements must not be overwritten.
+  std::vector<bool> elementwise_path(body.instrs.size(), false);
+  elementwise_path[body.outputs[0]] = true;
+  for (size_t i = body.instrs.size(); i-- > 0;) {
+    const ir::Instr& instr = body.instrs[i];
+    bool through = elementwise_path[i] && index_preserving(body, instr);
+    for (int32_t o : instr.operands) {
+      if (!through && body.instrs[o].op == ir::OpId::parameter) safe[body.instrs[o].attrs.get_int(ir::AttrKey::index)] = false;
+      if (through) elementwise_path[o] = true;
+    }
+  }
+  // An input that is the root itself would be a copy; one read nowhere on a preserving path is fine.
+  return safe;
+}
 
 std::string kernel_error_message(const Region& region, const KernelStatus& status) {
   const ir::Instr& instr = region.body.instrs[status.instr];
@@ -98,11 +135,16 @@ class CpuExecutable final : public runtime::Executable {
         case RegionKind::Matmul:
           break;
       }
+      step.overwritable = overwritable_inputs(step.region);
       writes.push_back(step.region.root);
       reads.push_back(step.region.inputs);
       steps_.push_back(std::move(step));
     }
     freed_after_ = compiler::last_uses(graph_, reads);
+    last_read_.assign(graph_.instrs.size(), -1);
+    for (size_t s = 0; s < reads.size(); ++s)
+      for (int32_t v : reads[s]) last_read_[v] = static_cast<int64_t>(s);
+    for (size_t s = 0; s < steps_.size(); ++s) step_of_[steps_[s].region.root] = static_cast<int64_t>(s);
     debug::MemoryStats planned = compiler::plan_memory(graph_, writes, reads);
     planned.code_bytes = stats_.code_bytes;
     planned.kernels = stats_.kernels;
@@ -110,7 +152,32 @@ class CpuExecutable final : public runtime::Executable {
     stats_ = planned;
   }
 
-  std::vector<BufferPtr> run(std::span<const BufferPtr> args) override {
+  // The step that may write its output into a donated argument, or -1.
+  int64_t donation_target(const runtime::Donation& d) const {
+    int32_t out = graph_.outputs[d.output];
+    auto it = step_of_.find(out);
+    if (it == step_of_.end()) return -1;
+    const Step& step = steps_[it->second];
+    int32_t param = -1;
+    for (size_t i = 0; i < graph_.instrs.size(); ++i)
+      if (graph_.instrs[i].op == ir::OpId::parameter && graph_.instrs[i].attrs.get_int(ir::AttrKey::index) == d.argument)
+        param = static_cast<int32_t>(i);
+    if (param < 0 || step.region.kind != RegionKind::Loop) return -1;
+    if (compiler::value_bytes(graph_.instrs[param]) != compiler::value_bytes(graph_.instrs[out])) return -1;
+    for (int32_t o : graph_.outputs)
+      if (o == param) return -1;  // the argument is itself a result
+    if (last_read_[param] > it->second) return -1;  // read after the output is written
+    if (last_read_[param] == it->second) {
+      auto pos = std::find(step.region.inputs.begin(), step.region.inputs.end(), param) - step.region.inputs.begin();
+      if (!step.overwritable[pos]) return -1;
+    }
+    return it->second;
+  }
+
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const runtime::Donation> donations) override {
+    std::unordered_map<int64_t, BufferPtr> donated;  // step -> buffer to write into
+    for (const runtime::Donation& d : donations)
+      if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
     if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
       throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
     std::vector<BufferPtr> slots(graph_.instrs.size());
@@ -120,7 +187,9 @@ class CpuExecutable final : public runtime::Executable {
     for (size_t s = 0; s < steps_.size(); ++s) {
       const Step& step = steps_[s];
       const ir::Instr& root = graph_.instrs[step.region.root];
-      BufferPtr out = runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(root)));
+      auto given = donated.find(static_cast<int64_t>(s));
+      BufferPtr out = given != donated.end() ? given->second
+                                             : runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(root)));
       switch (step.region.kind) {
         case RegionKind::Loop:
         case RegionKind::Reduce:
@@ -153,6 +222,8 @@ class CpuExecutable final : public runtime::Executable {
   ir::Graph graph_;
   std::vector<Step> steps_;
   std::vector<std::vector<int32_t>> freed_after_;
+  std::vector<int64_t> last_read_;                 // per instruction: the last step that reads it
+  std::unordered_map<int32_t, int64_t> step_of_;  // root instruction -> step
   debug::MemoryStats stats_;
 };
 

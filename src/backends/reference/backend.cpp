@@ -30,7 +30,8 @@ class ReferenceExecutable final : public runtime::Executable {
     for (int32_t o : graph_.outputs) last_use_[o] = static_cast<int64_t>(graph_.instrs.size());
   }
 
-  std::vector<BufferPtr> run(std::span<const BufferPtr> args) override {
+  // The oracle never reuses argument buffers: it is the plain semantics that donation must match.
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const runtime::Donation>) override {
     if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
       throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " +
                   std::to_string(args.size()));

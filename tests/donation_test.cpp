@@ -1,0 +1,67 @@
+// Donation: a tensor updated in place gets its new value written into its old buffer when nothing else
+// can still read that buffer; otherwise the old value stays intact.
+#include <gtest/gtest.h>
+
+#include <xlite/xlite.h>
+
+#include "core/tensor_impl.h"
+
+namespace xl = xlite;
+
+namespace {
+const void* storage(const xl::Tensor& t) { return t.impl()->data()->data(); }
+}  // namespace
+
+TEST(Donation, InPlaceUpdatesReuseTheWeightBuffer) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "donation is a cpu-backend optimisation";
+  auto w = xl::ones({1 << 18});
+  auto g = xl::full({1 << 18}, 0.5f);
+  xl::sync();
+  const void* before = storage(w);
+  xl::reset_peak_memory(xl::device());
+  int64_t used = xl::get_memory_info(xl::device()).bytes_used;
+  for (int step = 0; step < 5; ++step) {
+    w.sub_(g * 0.1);
+    xl::sync();
+    EXPECT_EQ(storage(w), before) << "step " << step;
+  }
+  // The step never held a second copy of the weights.
+  EXPECT_LT(xl::get_memory_info(xl::device()).peak_bytes_used, used + (1 << 18) * 4);
+  EXPECT_NEAR(w.to_vector<float>()[123], 1.0f - 5 * 0.05f, 1e-6);
+}
+
+TEST(Donation, AnotherHolderKeepsTheOldValue) {
+  auto w = xl::tensor(std::vector<float>{1, 2, 3});
+  auto snapshot = w.to(xl::DType::f32);  // shares w's buffer
+  w.mul_(10.0);
+  xl::sync();
+  EXPECT_EQ(snapshot.to_vector<float>(), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{10, 20, 30}));
+}
+
+TEST(Donation, PendingReadersOfTheOldValueSeeTheOldValue) {
+  auto w = xl::tensor(std::vector<float>{1, 2, 3, 4});
+  auto reversed_old = xl::flip(w, {0});  // reads other elements of the old buffer
+  auto old_sum = w.sum();
+  w.add_(100.0);
+  xl::sync();
+  EXPECT_EQ(reversed_old.to_vector<float>(), (std::vector<float>{4, 3, 2, 1}));
+  EXPECT_EQ(old_sum.item<float>(), 10.0f);
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{101, 102, 103, 104}));
+}
+
+TEST(Donation, PartialSyncNeverDonates) {
+  auto w = xl::tensor(std::vector<float>{1, 2});
+  auto later = w * 3.0;  // stays pending through the partial sync below
+  w.add_(1.0);
+  xl::sync({w});
+  EXPECT_EQ(later.to_vector<float>(), (std::vector<float>{3, 6}));
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{2, 3}));
+}
+
+TEST(Donation, UpdatesThroughAShapeChangeAreNotWrittenInPlace) {
+  auto w = xl::tensor(std::vector<float>{1, 2, 3, 4}, {2, 2});
+  w.copy_(w.t() + 0.0);  // reads transposed elements: must not overwrite what it still reads
+  xl::sync();
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{1, 3, 2, 4}));
+}
