@@ -210,6 +210,7 @@ class Emitter {
   }
 
   llvm::Value* exp_of(DType d, llvm::Value* x) { return d == DType::f64 ? call_libm("expf", "exp", d, {x}) : math::exp_f32(b_, x); }
+  llvm::Value* erf_of(DType d, llvm::Value* x) { return d == DType::f64 ? call_libm("erff", "erf", d, {x}) : math::erf_f32(b_, x); }
   llvm::Value* tanh_of(DType d, llvm::Value* x) { return d == DType::f64 ? call_libm("tanhf", "tanh", d, {x}) : math::tanh_f32(b_, x); }
   // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that tiny results keep their precision.
   llvm::Value* sigmoid_of(DType d, llvm::Value* x) {
@@ -247,11 +248,11 @@ class Emitter {
       case OpId::cos: return call_libm("cosf", "cos", d, {x});
       case OpId::tan: return call_libm("tanf", "tan", d, {x});
       case OpId::tanh: return tanh_of(d, x);
-      case OpId::erf: return call_libm("erff", "erf", d, {x});
+      case OpId::erf: return erf_of(d, x);
       case OpId::sigmoid: return sigmoid_of(d, x);
       case OpId::silu: return b_.CreateFMul(x, sigmoid_of(d, x));
       case OpId::gelu: {
-        llvm::Value* e = call_libm("erff", "erf", d, {b_.CreateFMul(x, fconst(d, 0.70710678118654752))});
+        llvm::Value* e = erf_of(d, b_.CreateFMul(x, fconst(d, 0.70710678118654752)));
         return b_.CreateFMul(b_.CreateFMul(fconst(d, 0.5), x), b_.CreateFAdd(fconst(d, 1), e));
       }
       case OpId::gelu_tanh: {

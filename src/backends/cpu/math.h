@@ -9,5 +9,6 @@ namespace xlite::backends::cpu::math {
 llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* log_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* tanh_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 
 }  // namespace xlite::backends::cpu::math
