@@ -122,6 +122,11 @@ Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
 
 // Linear algebra. matmul follows torch.matmul (1-D operands, broadcast batch dims).
 Tensor matmul(const Tensor& a, const Tensor& b);
+// 2-D convolution of x [N, C, H, W] with w [O, C / groups, KH, KW] (cross-correlation, like PyTorch);
+// bias [O]. stride, padding and dilation give (height, width).
+Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt,
+              std::vector<int64_t> stride = {1, 1}, std::vector<int64_t> padding = {0, 0},
+              std::vector<int64_t> dilation = {1, 1}, int64_t groups = 1);
 // y = x w^T + bias, with w of shape [out_features, in_features].
 Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt);
 

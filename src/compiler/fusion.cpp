@@ -35,6 +35,7 @@ RegionKind kind_of(const Instr& instr) {
     case OpClass::Reduce:
     case OpClass::ArgReduce: return RegionKind::Reduce;
     case OpClass::Dot: return instr.dtype == DType::f32 ? RegionKind::Matmul : RegionKind::Fallback;
+    case OpClass::Conv: return instr.dtype == DType::f32 ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd: return RegionKind::Fallback;
     default: return RegionKind::Loop;
   }
@@ -57,7 +58,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     if (instr.op == OpId::parameter) materialize(i, "parameter");
     RegionKind kind = kind_of(instr);
     if (kind != RegionKind::Loop && instr.op != OpId::parameter) materialize(i, "region root (" + std::string(ir::op_name(instr.op)) + ")");
-    if (kind == RegionKind::Matmul || kind == RegionKind::Fallback) {
+    if (kind == RegionKind::Matmul || kind == RegionKind::Conv || kind == RegionKind::Fallback) {
       for (int32_t o : instr.operands)
         materialize(o, "operand of " + name(graph, static_cast<int32_t>(i)) + ", which reads whole buffers");
     }
@@ -113,7 +114,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     while (!stack.empty()) {
       int32_t v = stack.back();
       stack.pop_back();
-      if (region.kind == RegionKind::Matmul || region.kind == RegionKind::Fallback) {
+      if (region.kind == RegionKind::Matmul || region.kind == RegionKind::Conv || region.kind == RegionKind::Fallback) {
         if (v != region.root) continue;
       }
       for (int32_t o : graph.instrs[v].operands) {

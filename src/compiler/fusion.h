@@ -12,6 +12,7 @@ enum class RegionKind {
   Loop,      // one loop over the root's elements; fused producers are computed per element
   Reduce,    // a reduction (or arg-reduction) root with its fused producers
   Matmul,    // f32 dot through the GEMM library
+  Conv,      // f32 conv2d through the convolution library
   Fallback,  // no fused code for this op: the reference kernel runs it
 };
 

@@ -27,7 +27,9 @@ enum class AttrKind : uint8_t { Int, Bool, Float, Ints, DTypeName };
   X(limit, Ints)          \
   X(stride, Ints)         \
   X(lo, Ints)             \
-  X(hi, Ints)
+  X(hi, Ints)             \
+  X(dilation, Ints)       \
+  X(groups, Int)
 
 enum class AttrKey : uint8_t {
 #define XLITE_ATTR_ENUM(key, kind) key,

@@ -74,7 +74,8 @@ namespace xlite::ir {
   X(gather, "gather", 2, Gather)                          \
   X(index_select, "index_select", 2, IndexSelect)         \
   X(scatter_add, "scatter_add", 3, ScatterAdd)            \
-  X(dot, "dot", 2, Dot)
+  X(dot, "dot", 2, Dot)                                   \
+  X(conv2d, "conv2d", 2, Conv)
 
 enum class OpId : uint16_t {
 #define XLITE_OP_ENUM(id, name, arity, cls) id,
@@ -110,6 +111,7 @@ enum class OpClass : uint8_t {
   IndexSelect, // (x, index 1-D) attr dim
   ScatterAdd,  // (x, index, src) attr dim
   Dot,         // [B..., M, K] x [B..., K, N]
+  Conv,        // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
 };
 
 struct OpInfo {

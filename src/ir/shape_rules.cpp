@@ -237,6 +237,30 @@ TypedShape infer_type(OpId op, std::span<const TypedShape> in, const Attrs& attr
       out.push_back(b[r - 1]);
       return {out, in[0].dtype};
     }
+    case OpClass::Conv: {
+      const Shape& x = in[0].shape;
+      const Shape& w = in[1].shape;
+      if (x.size() != 4 || w.size() != 4 || in[0].dtype != in[1].dtype || !is_floating(in[0].dtype))
+        fail(op, "needs a float input [N,C,H,W] and weight [O,C/groups,KH,KW] of one dtype, got " + type_str(in[0]) +
+                     " and " + type_str(in[1]));
+      const auto& stride = attrs.get_ints(AttrKey::stride);
+      const auto& lo = attrs.get_ints(AttrKey::lo);
+      const auto& hi = attrs.get_ints(AttrKey::hi);
+      const auto& dilation = attrs.get_ints(AttrKey::dilation);
+      int64_t groups = attrs.get_int(AttrKey::groups);
+      if (stride.size() != 2 || lo.size() != 2 || hi.size() != 2 || dilation.size() != 2) fail(op, "two spatial dims");
+      if (groups < 1 || x[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != x[1])
+        fail(op, "channels " + std::to_string(x[1]) + " and weight " + shape_str(w) + " do not match groups " + std::to_string(groups));
+      Shape out = {x[0], w[0], 0, 0};
+      for (int k = 0; k < 2; ++k) {
+        if (stride[k] < 1 || dilation[k] < 1 || lo[k] < 0 || hi[k] < 0) fail(op, "bad stride, dilation or padding");
+        int64_t span = dilation[k] * (w[2 + k] - 1) + 1;
+        int64_t padded = x[2 + k] + lo[k] + hi[k];
+        if (padded < span) fail(op, "kernel " + shape_str(w) + " is larger than the padded input " + shape_str(x));
+        out[2 + k] = (padded - span) / stride[k] + 1;
+      }
+      return {out, in[0].dtype};
+    }
   }
   fail(op, "unknown op class");
 }

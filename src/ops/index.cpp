@@ -124,6 +124,37 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return scope.finish(reshape(r, out));
 }
 
+Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, std::vector<int64_t> stride,
+              std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups) {
+  OpScope scope("conv2d");
+  const Shape& xs = ops::impl_of(x).shape();
+  const Shape& ws = ops::impl_of(w).shape();
+  if (xs.size() != 4) ops::fail("input must be [N, C, H, W], got " + shape_str(xs));
+  if (ws.size() != 4) ops::fail("weight must be [O, C / groups, KH, KW], got " + shape_str(ws));
+  for (auto* list : {&stride, &padding, &dilation})
+    if (list->size() == 1) list->push_back(list->front());
+  if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2)
+    ops::fail("stride, padding and dilation take one or two values");
+  if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || ws[1] * groups != xs[1])
+    ops::fail("input " + shape_str(xs) + " and weight " + shape_str(ws) + " do not match groups " + std::to_string(groups));
+  for (int k = 0; k < 2; ++k) {
+    if (stride[k] < 1 || dilation[k] < 1 || padding[k] < 0) ops::fail("stride and dilation must be >= 1 and padding >= 0");
+    if (xs[2 + k] + 2 * padding[k] < dilation[k] * (ws[2 + k] - 1) + 1)
+      ops::fail("kernel " + shape_str(ws) + " is larger than the padded input " + shape_str(xs));
+  }
+  DType dtype = ops::result_type({&x, &w}, {});
+  if (!is_floating(dtype)) ops::fail("needs floating tensors, got " + std::string(dtype_name(dtype)));
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::stride, stride).set_ints(AttrKey::lo, padding).set_ints(AttrKey::hi, padding)
+      .set_ints(AttrKey::dilation, dilation).set_int(AttrKey::groups, groups);
+  Tensor y = ops::make(OpId::conv2d, {ops::convert_to(x, dtype), ops::convert_to(w, dtype)}, std::move(attrs));
+  if (bias) {
+    if (ops::impl_of(*bias).shape() != Shape{ws[0]}) ops::fail("bias must be [" + std::to_string(ws[0]) + "], got " + shape_str(bias->shape()));
+    y = y + reshape(*bias, {1, ws[0], 1, 1});
+  }
+  return scope.finish(y);
+}
+
 Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
   OpScope scope("linear");
   if (ops::impl_of(w).shape().size() != 2) ops::fail("weight must be 2-D [out, in], got " + shape_str(w.shape()));

@@ -1,6 +1,5 @@
 #include "backends/cpu/backend.h"
 
-#include <dnnl.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <unordered_map>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/library.h"
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
 #include "compiler/memory_plan.h"
@@ -27,6 +27,7 @@ struct Step {
   Region region;
   CompiledKernel kernel;                        // Loop and Reduce
   std::shared_ptr<runtime::Executable> oracle;  // Fallback
+  std::shared_ptr<Conv2d> conv;                 // Conv
   int64_t work = 0;                             // output elements
   // Inputs (positions in region.inputs) read only at the element being written: the output may be
   // written over them.
@@ -92,27 +93,6 @@ void run_kernel(const Step& step, void* const* buffers) {
     if (s.failed) throw Error(kernel_error_message(step.region, s));
 }
 
-void run_matmul(const ir::Graph& graph, const Step& step, const std::vector<BufferPtr>& slots, Buffer& out) {
-  const ir::Instr& dot = graph.instrs[step.region.root];
-  const Shape& a = graph.instrs[dot.operands[0]].shape;
-  const Shape& b = graph.instrs[dot.operands[1]].shape;
-  size_t r = a.size();
-  int64_t m = a[r - 2], k = a[r - 1], n = b[r - 1];
-  int64_t batch = numel(Shape(a.begin(), a.end() - 2));
-  if (m == 0 || n == 0 || batch == 0) return;
-  float* c = out.as<float>();
-  if (k == 0) {
-    std::memset(c, 0, sizeof(float) * batch * m * n);
-    return;
-  }
-  const float* pa = slots[dot.operands[0]]->as<float>();
-  const float* pb = slots[dot.operands[1]]->as<float>();
-  for (int64_t i = 0; i < batch; ++i) {
-    dnnl_status_t s = dnnl_sgemm('N', 'N', m, n, k, 1.0f, pa + i * m * k, k, pb + i * k * n, n, 0.0f, c + i * m * n, n);
-    if (s != dnnl_success) throw Error("[matmul] oneDNN sgemm failed with status " + std::to_string(static_cast<int>(s)));
-  }
-}
-
 class CpuExecutable final : public runtime::Executable {
  public:
   explicit CpuExecutable(ir::Graph graph) : graph_(std::move(graph)) {
@@ -120,7 +100,8 @@ class CpuExecutable final : public runtime::Executable {
     std::vector<int32_t> writes;
     std::vector<std::vector<int32_t>> reads;
     for (Region& region : plan.regions) {
-      Step step{std::move(region), {}, {}, numel(graph_.instrs[region.root].shape)};
+      Step step;
+      step.region = std::move(region);
       step.work = numel(graph_.instrs[step.region.root].shape);
       switch (step.region.kind) {
         case RegionKind::Loop:
@@ -132,6 +113,11 @@ class CpuExecutable final : public runtime::Executable {
         case RegionKind::Fallback:
           step.oracle = compiler::compile_with(step.region.body, "reference");
           break;
+        case RegionKind::Conv: {
+          const ir::Instr& root = graph_.instrs[step.region.root];
+          step.conv = std::make_shared<Conv2d>(root, graph_.instrs[root.operands[0]].shape, graph_.instrs[root.operands[1]].shape);
+          break;
+        }
         case RegionKind::Matmul:
           break;
       }
@@ -198,8 +184,15 @@ class CpuExecutable final : public runtime::Executable {
           pointers.push_back(out->data());
           run_kernel(step, pointers.data());
           break;
-        case RegionKind::Matmul:
-          run_matmul(graph_, step, slots, *out);
+        case RegionKind::Matmul: {
+          const ir::Instr& a = graph_.instrs[root.operands[0]];
+          const ir::Instr& b = graph_.instrs[root.operands[1]];
+          matmul_f32(a.shape, b.shape, slots[root.operands[0]]->as<float>(), slots[root.operands[1]]->as<float>(), out->as<float>());
+          break;
+        }
+        case RegionKind::Conv:
+          if (step.work > 0)
+            step.conv->run(slots[root.operands[0]]->as<float>(), slots[root.operands[1]]->as<float>(), out->as<float>());
           break;
         case RegionKind::Fallback: {
           std::vector<BufferPtr> inputs;

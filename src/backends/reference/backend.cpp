@@ -14,6 +14,7 @@ const KernelTable& kernels() {
     register_layout_kernels(t);
     register_index_kernels(t);
     register_dot_kernels(t);
+    register_conv_kernels(t);
     return t;
   }();
   return table;
