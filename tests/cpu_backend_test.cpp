@@ -230,3 +230,16 @@ TEST(CpuBackend, MemoryStatsCountArgumentsOutputsAndTemporaries) {
   auto alias = xl::debug::memory_stats({x});
   EXPECT_EQ(alias.alias_bytes, 256 * 64 * 4);
 }
+
+TEST(CpuBackend, TransposedMatmulOperandsAreReadWithGemmFlags) {
+  xl::manual_seed(3);
+  auto a = xl::randn({3, 7, 5});
+  auto b = xl::randn({3, 6, 7});
+  auto y = xl::matmul(a.transpose(1, 2), b.transpose(1, 2));  // [3,5,7] x [3,7,6]
+  auto built = xl::lazy::build_graph({y.impl()->node()});
+  auto exe = xl::compiler::compile_with(built.graph, "cpu");
+  EXPECT_EQ(exe->memory_stats().temp_bytes, 0);  // no transposed copies
+  auto got = exe->run(built.arguments);
+  auto want = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
+  for (int64_t i = 0; i < 3 * 5 * 6; ++i) EXPECT_NEAR(got[0]->as<float>()[i], want[0]->as<float>()[i], 1e-4) << i;
+}

@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "compiler/cache.h"
@@ -46,6 +48,27 @@ std::vector<runtime::Donation> find_donations(const std::vector<TensorImpl*>& pe
   return donations;
 }
 
+// XLITE_DEBUG=1 prints every new compilation: why it happened, its size, memory plan and fusion decisions.
+int debug_level() {
+  static const int level = [] {
+    const char* env = std::getenv("XLITE_DEBUG");
+    return env ? std::atoi(env) : 0;
+  }();
+  return level;
+}
+
+void report_compile(SyncCause cause, uint64_t hash, const BuiltGraph& built, const runtime::Executable& exe) {
+  debug::MemoryStats stats = exe.memory_stats();
+  std::fprintf(stderr,
+               "[xlite] compiled graph %016llx (%s): %zu instructions, %lld inputs, %zu outputs; "
+               "arguments %lld B, outputs %lld B, temporaries %lld B, code %lld B in %lld kernels\n%s",
+               static_cast<unsigned long long>(hash), cause_text(cause), built.graph.instrs.size(),
+               static_cast<long long>(built.graph.num_parameters), built.graph.outputs.size(),
+               static_cast<long long>(stats.argument_bytes), static_cast<long long>(stats.output_bytes),
+               static_cast<long long>(stats.temp_bytes), static_cast<long long>(stats.code_bytes),
+               static_cast<long long>(stats.kernels), stats.fusion.c_str());
+}
+
 double elapsed_ns(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - since).count();
 }
@@ -84,6 +107,7 @@ void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause) {
     metrics::add_sample(is_eager ? "EagerOpCompileTime" : "CompileTime", elapsed_ns(start));
     metrics::increment_counter("UncachedCompile");
     cache.insert(hash, built.graph, exe);
+    if (debug_level() >= 1) report_compile(cause, hash, built, *exe);
   }
 
   std::vector<runtime::Donation> donations = find_donations(pending, built);

@@ -185,9 +185,15 @@ class CpuExecutable final : public runtime::Executable {
           run_kernel(step, pointers.data());
           break;
         case RegionKind::Matmul: {
-          const ir::Instr& a = graph_.instrs[root.operands[0]];
-          const ir::Instr& b = graph_.instrs[root.operands[1]];
-          matmul_f32(a.shape, b.shape, slots[root.operands[0]]->as<float>(), slots[root.operands[1]]->as<float>(), out->as<float>());
+          // An operand without a buffer is a transpose the GEMM reads through a flag.
+          auto stored = [&](int32_t operand, bool* transposed) -> int32_t {
+            *transposed = !slots[operand];
+            return *transposed ? graph_.instrs[operand].operands[0] : operand;
+          };
+          bool ta, tb;
+          int32_t a = stored(root.operands[0], &ta), b = stored(root.operands[1], &tb);
+          matmul_f32(graph_.instrs[a].shape, ta, graph_.instrs[b].shape, tb, slots[a]->as<float>(), slots[b]->as<float>(),
+                     out->as<float>());
           break;
         }
         case RegionKind::Conv:

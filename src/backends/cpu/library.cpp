@@ -31,9 +31,11 @@ Engine& engine() {
 }
 }  // namespace
 
-void matmul_f32(const Shape& a, const Shape& b, const float* pa, const float* pb, float* out) {
+void matmul_f32(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b, const float* pa, const float* pb,
+                float* out) {
   size_t r = a.size();
-  int64_t m = a[r - 2], k = a[r - 1], n = b[r - 1];
+  int64_t m = transpose_a ? a[r - 1] : a[r - 2], k = transpose_a ? a[r - 2] : a[r - 1];
+  int64_t n = transpose_b ? b[r - 2] : b[r - 1];
   int64_t batch = numel(Shape(a.begin(), a.end() - 2));
   if (m == 0 || n == 0 || batch == 0) return;
   if (k == 0) {
@@ -41,7 +43,8 @@ void matmul_f32(const Shape& a, const Shape& b, const float* pa, const float* pb
     return;
   }
   for (int64_t i = 0; i < batch; ++i) {
-    dnnl_status_t s = dnnl_sgemm('N', 'N', m, n, k, 1.0f, pa + i * m * k, k, pb + i * k * n, n, 0.0f, out + i * m * n, n);
+    dnnl_status_t s = dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, pa + i * m * k,
+                                 transpose_a ? m : k, pb + i * k * n, transpose_b ? k : n, 0.0f, out + i * m * n, n);
     if (s != dnnl_success) throw Error("[matmul] oneDNN sgemm failed with status " + std::to_string(static_cast<int>(s)));
   }
 }

@@ -7,8 +7,10 @@
 
 namespace xlite::backends::cpu {
 
-// out[b] = a[b] x w[b] for row-major f32 batches.
-void matmul_f32(const Shape& a, const Shape& b, const float* pa, const float* pb, float* out);
+// out[i] = op(a[i]) x op(b[i]) for row-major f32 batches; a and b are the stored shapes, and a
+// transposed operand is stored with its last two dims swapped.
+void matmul_f32(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b, const float* pa, const float* pb,
+                float* out);
 
 // A oneDNN convolution primitive built once per compiled program for one conv2d instruction.
 class Conv2d {
