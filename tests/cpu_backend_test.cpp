@@ -235,6 +235,7 @@ TEST(CpuBackend, TransposedMatmulOperandsAreReadWithGemmFlags) {
   xl::manual_seed(3);
   auto a = xl::randn({3, 7, 5});
   auto b = xl::randn({3, 6, 7});
+  xl::sync();
   auto y = xl::matmul(a.transpose(1, 2), b.transpose(1, 2));  // [3,5,7] x [3,7,6]
   auto built = xl::lazy::build_graph({y.impl()->node()});
   auto exe = xl::compiler::compile_with(built.graph, "cpu");
