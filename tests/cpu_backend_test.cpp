@@ -82,6 +82,9 @@ void expect_accurate(const std::string& op, double (*reference)(double)) {
 TEST(CpuMath, ExpIsAccurateOverTheWholeRange) { expect_accurate("exp", [](double x) { return std::exp(x); }); }
 TEST(CpuMath, LogIsAccurateOverTheWholeRange) { expect_accurate("log", [](double x) { return std::log(x); }); }
 TEST(CpuMath, TanhIsAccurateOverTheWholeRange) { expect_accurate("tanh", [](double x) { return std::tanh(x); }); }
+TEST(CpuMath, SinIsAccurateOverTheWholeRange) { expect_accurate("sin", [](double x) { return std::sin(x); }); }
+TEST(CpuMath, CosIsAccurateOverTheWholeRange) { expect_accurate("cos", [](double x) { return std::cos(x); }); }
+TEST(CpuMath, TanIsAccurateOverTheWholeRange) { expect_accurate("tan", [](double x) { return std::tan(x); }); }
 TEST(CpuMath, ErfIsAccurateOverTheWholeRange) { expect_accurate("erf", [](double x) { return std::erf(x); }); }
 TEST(CpuMath, SigmoidIsAccurateOverTheWholeRange) {
   expect_accurate("sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); });

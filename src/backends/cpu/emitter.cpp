@@ -244,9 +244,9 @@ class Emitter {
       case OpId::log1p: return call_libm("log1pf", "log1p", d, {x});
       case OpId::sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
       case OpId::rsqrt: return b_.CreateFDiv(fconst(d, 1), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-      case OpId::sin: return call_libm("sinf", "sin", d, {x});
-      case OpId::cos: return call_libm("cosf", "cos", d, {x});
-      case OpId::tan: return call_libm("tanf", "tan", d, {x});
+      case OpId::sin: return d == DType::f64 ? call_libm("sinf", "sin", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::sin);
+      case OpId::cos: return d == DType::f64 ? call_libm("cosf", "cos", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::cos);
+      case OpId::tan: return d == DType::f64 ? call_libm("tanf", "tan", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::tan);
       case OpId::tanh: return tanh_of(d, x);
       case OpId::erf: return erf_of(d, x);
       case OpId::sigmoid: return sigmoid_of(d, x);

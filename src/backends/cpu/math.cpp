@@ -104,4 +104,89 @@ llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
+namespace {
+// 2/pi as 32-bit words, most significant first, after 128 zero bits so that a window may start before
+// the binary point.
+constexpr uint32_t kTwoOverPi[20] = {0, 0, 0, 0, 0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041,
+                                     0xfe5163ab, 0xdebbc561, 0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c,
+                                     0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484};
+
+llvm::Value* d(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.getDoubleTy(), v); }
+
+llvm::Value* horner_d(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
+  llvm::Value* y = nullptr;
+  for (double c : coefficients) y = y ? b.CreateFAdd(b.CreateFMul(y, x), d(b, c)) : d(b, c);
+  return y;
+}
+}  // namespace
+
+llvm::Value* trig_f32(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x, Trig which) {
+  auto* i32 = b.getInt32Ty();
+  auto* i64 = b.getInt64Ty();
+  auto* i128 = b.getInt128Ty();
+  auto* table_type = llvm::ArrayType::get(i32, 20);
+  auto* table = module.getNamedGlobal("xlite_two_over_pi");
+  if (!table) {
+    std::vector<llvm::Constant*> words;
+    for (uint32_t w : kTwoOverPi) words.push_back(b.getInt32(w));
+    table = new llvm::GlobalVariable(module, table_type, true, llvm::GlobalValue::InternalLinkage,
+                                     llvm::ConstantArray::get(table_type, words), "xlite_two_over_pi");
+  }
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* bits = b.CreateBitCast(ax, i32);
+  llvm::Value* exponent = b.CreateLShr(bits, 23);
+  llvm::Value* mantissa = b.CreateOr(b.CreateAnd(bits, b.getInt32(0x7fffff)), b.getInt32(0x800000));
+  // |x| = m 2^E with E = exponent - 150. The 96 bits of 2/pi after bit E - 2 decide x 2/pi mod 4; the
+  // window starts at table bit 128 + E - 2 (clamped: small inputs take the direct path below).
+  llvm::Value* start = b.CreateSub(exponent, b.getInt32(24));
+  start = b.CreateSelect(b.CreateICmpSLT(start, b.getInt32(0)), b.getInt32(0), start);
+  llvm::Value* word = b.CreateLShr(start, 5);
+  llvm::Value* shift = b.CreateZExt(b.CreateAnd(start, b.getInt32(31)), i128);
+  llvm::Value* window = llvm::ConstantInt::get(i128, 0);
+  for (int k = 0; k < 4; ++k) {
+    llvm::Value* at = b.CreateGEP(table_type, table, {b.getInt32(0), b.CreateAdd(word, b.getInt32(k))});
+    window = b.CreateOr(window, b.CreateShl(b.CreateZExt(b.CreateLoad(i32, at), i128), 32 * (3 - k)));
+  }
+  window = b.CreateLShr(b.CreateShl(window, shift), 32);  // the top 96 bits
+  llvm::Value* product = b.CreateMul(b.CreateZExt(mantissa, i128), window);  // x 2/pi in units of 2^-94
+  llvm::Value* quadrant = b.CreateTrunc(b.CreateAnd(b.CreateLShr(product, 94), llvm::ConstantInt::get(i128, 3)), i64);
+  llvm::Value* high = b.CreateTrunc(b.CreateAnd(b.CreateLShr(product, 41), llvm::ConstantInt::get(i128, (uint64_t{1} << 53) - 1)), i64);
+  llvm::Value* low = b.CreateTrunc(b.CreateAnd(product, llvm::ConstantInt::get(i128, (uint64_t{1} << 41) - 1)), i64);
+  llvm::Value* f_high = b.CreateFMul(b.CreateUIToFP(high, b.getDoubleTy()), d(b, 0x1p-53));
+  llvm::Value* f_low = b.CreateFMul(b.CreateUIToFP(low, b.getDoubleTy()), d(b, 0x1p-94));
+  // Fractions of a quarter turn above one half belong to the next quadrant: |r| <= pi/4.
+  llvm::Value* upper = b.CreateFCmpOGE(f_high, d(b, 0.5));
+  llvm::Value* fraction = b.CreateFAdd(b.CreateSelect(upper, b.CreateFSub(f_high, d(b, 1.0)), f_high), f_low);
+  quadrant = b.CreateSelect(upper, b.CreateAdd(quadrant, b.getInt64(1)), quadrant);
+  llvm::Value* r = b.CreateFMul(fraction, d(b, 1.5707963267948966));
+  // Below pi/4 there is nothing to reduce.
+  llvm::Value* small = b.CreateFCmpOLT(ax, llvm::ConstantFP::get(b.getFloatTy(), 0.785398163397448));
+  r = b.CreateSelect(small, b.CreateFPExt(ax, b.getDoubleTy()), r);
+  quadrant = b.CreateAnd(b.CreateSelect(small, b.getInt64(0), quadrant), b.getInt64(3));
+  // Taylor series to r^13 and r^14: below 1e-11 for |r| <= pi/4.
+  llvm::Value* r2 = b.CreateFMul(r, r);
+  llvm::Value* sin_r = b.CreateFMul(r, horner_d(b, r2, {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
+                                           1.0 / 120.0, -1.0 / 6.0, 1.0}));
+  llvm::Value* cos_r = horner_d(b, r2, {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0,
+                           1.0 / 24.0, -0.5, 1.0});
+  auto pick = [&](llvm::Value* q0, llvm::Value* q1, llvm::Value* q2, llvm::Value* q3) {
+    llvm::Value* v = b.CreateSelect(b.CreateICmpEQ(quadrant, b.getInt64(0)), q0, q3);
+    v = b.CreateSelect(b.CreateICmpEQ(quadrant, b.getInt64(1)), q1, v);
+    return b.CreateSelect(b.CreateICmpEQ(quadrant, b.getInt64(2)), q2, v);
+  };
+  llvm::Value* neg_sin = b.CreateFNeg(sin_r);
+  llvm::Value* neg_cos = b.CreateFNeg(cos_r);
+  llvm::Value* sin_ax = pick(sin_r, cos_r, neg_sin, neg_cos);
+  llvm::Value* cos_ax = pick(cos_r, neg_sin, neg_cos, sin_r);
+  llvm::Value* negative = b.CreateFCmpOLT(x, llvm::ConstantFP::get(b.getFloatTy(), 0.0));
+  llvm::Value* sin_x = b.CreateSelect(negative, b.CreateFNeg(sin_ax), sin_ax);
+  llvm::Value* result = which == Trig::sin ? sin_x : which == Trig::cos ? cos_ax : b.CreateFDiv(sin_x, cos_ax);
+  result = b.CreateFPTrunc(result, b.getFloatTy());
+  // Infinities and NaN give NaN; -0 keeps its sign for sin and tan.
+  llvm::Value* not_finite = b.CreateICmpEQ(exponent, b.getInt32(255));
+  result = b.CreateSelect(not_finite, llvm::ConstantFP::getNaN(b.getFloatTy()), result);
+  if (which != Trig::cos) result = b.CreateSelect(b.CreateFCmpOEQ(x, llvm::ConstantFP::get(b.getFloatTy(), 0.0)), x, result);
+  return result;
+}
+
 }  // namespace xlite::backends::cpu::math

@@ -3,6 +3,7 @@
 // polynomials), so they vectorise and fuse with the loop around them. Each handles inf, nan and
 // subnormal inputs; tests bound their error against libm.
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
 
 namespace xlite::backends::cpu::math {
 
@@ -10,5 +11,10 @@ llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* log_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* tanh_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+
+enum class Trig { sin, cos, tan };
+// sin, cos and tan with Payne-Hanek argument reduction (exact for every f32, however large) and
+// polynomials evaluated in f64, branch-free.
+llvm::Value* trig_f32(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x, Trig which);
 
 }  // namespace xlite::backends::cpu::math
