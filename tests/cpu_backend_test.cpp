@@ -114,16 +114,31 @@ TEST(CpuBackend, ExpensiveValuesWithSeveralConsumersAreComputedOnce) {
   auto graph = xl::ir::parse_graph(
       "%0 = parameter(index=0) : f32[8]\n"
       "%1 = exp(%0) : f32[8]\n"
+      "%2 = add(%1, %0) : f32[8]\n"
+      "%3 = mul(%1, %0) : f32[8]\n"
+      "return %2, %3\n");
+  auto plan = xl::compiler::plan_fusion(graph);
+  EXPECT_EQ(xl::compiler::describe(plan),
+            "materialize %1 exp: exp is needed by 2 regions; computed once instead of duplicated\n"
+            "region %1 exp: 1 ops fused, 1 inputs\n"
+            "region %2 add: 1 ops fused, 2 inputs\n"
+            "region %3 mul: 1 ops fused, 2 inputs\n");
+}
+
+TEST(CpuBackend, ReductionsRecomputeInsteadOfReadingBack) {
+  // Softmax's exp feeds the sum and the division: recomputing it in the sum saves writing and reading it.
+  auto graph = xl::ir::parse_graph(
+      "%0 = parameter(index=0) : f32[8]\n"
+      "%1 = exp(%0) : f32[8]\n"
       "%2 = reduce_sum(%1, dims=[0], keepdim=false) : f32[]\n"
       "%3 = broadcast(%2, shape=[8], dims=[]) : f32[8]\n"
       "%4 = div(%1, %3) : f32[8]\n"
       "return %4\n");
   auto plan = xl::compiler::plan_fusion(graph);
   EXPECT_EQ(xl::compiler::describe(plan),
-            "materialize %1 exp: exp is needed by 2 regions; computed once instead of duplicated\n"
-            "region %1 exp: 1 ops fused, 1 inputs\n"
-            "region %2 reduce_sum: 1 ops fused, 1 inputs\n"
-            "region %4 div: 2 ops fused, 2 inputs\n");
+            "recompute %1 exp in 2 regions, all but 1 of them reductions\n"
+            "region %2 reduce_sum: 2 ops fused, 1 inputs\n"
+            "region %4 div: 3 ops fused, 2 inputs\n");
 }
 
 TEST(CpuBackend, CheapProducersAreFusedIntoEveryConsumer) {
@@ -222,10 +237,11 @@ TEST(CpuBackend, MemoryStatsCountArgumentsOutputsAndTemporaries) {
   auto x = xl::zeros({256, 64});
   xl::sync();
   auto e = xl::exp(x);
-  auto y = e / e.sum({1}, true);  // exp materialized: 64 KiB of temporaries
-  auto stats = xl::debug::memory_stats({y});
-  EXPECT_EQ(stats.argument_bytes, 256 * 64 * 4);
-  EXPECT_EQ(stats.output_bytes, 256 * 64 * 4);
+  auto y1 = e * 2.0f;  // two elementwise regions need exp: it is materialized, 64 KiB of temporaries
+  auto y2 = e + 2.0f;
+  auto stats = xl::debug::memory_stats({y1, y2});
+  EXPECT_EQ(stats.argument_bytes, 256 * 64 * 4 + 4 + 4);  // x and the two scalars
+  EXPECT_EQ(stats.output_bytes, 2 * 256 * 64 * 4);
   EXPECT_GE(stats.temp_bytes, 256 * 64 * 4);
   EXPECT_GT(stats.code_bytes, 0);
   EXPECT_EQ(stats.kernels, 3);

@@ -97,7 +97,17 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
     const OpId op = graph.instrs[i].op;
     const bool leaf = op == OpId::constant || op == OpId::iota;
-    if (regions.size() > 1 && expensive(op)) {
+    // Recomputing inside reductions costs arithmetic; writing the value and reading it back costs memory
+    // traffic, which is what bounds these loops. So an expensive value may be recomputed by reductions
+    // as long as at most one other region needs it.
+    size_t elementwise_regions = 0;
+    for (int32_t r : regions)
+      if (kind_of(graph.instrs[r]) != RegionKind::Reduce) ++elementwise_regions;
+    if (regions.size() > 1 && expensive(op) && elementwise_regions <= 1 && regions.size() <= kMaxDuplication) {
+      plan.decisions.push_back("recompute " + name(graph, i) + " in " + std::to_string(regions.size()) +
+                               " regions, all but " + std::to_string(elementwise_regions) + " of them reductions");
+      regions_of[i] = std::move(regions);
+    } else if (regions.size() > 1 && expensive(op)) {
       materialize(i, std::string(ir::op_name(op)) + " is needed by " + std::to_string(regions.size()) +
                          " regions; computed once instead of duplicated");
       regions_of[i] = {i};

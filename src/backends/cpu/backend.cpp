@@ -29,6 +29,7 @@ struct Step {
   std::shared_ptr<runtime::Executable> oracle;  // Fallback
   std::shared_ptr<Conv2d> conv;                 // Conv
   int64_t work = 0;                             // output elements
+  int64_t cost = 0;                             // elements read: decides whether to use threads
   // Inputs (positions in region.inputs) read only at the element being written: the output may be
   // written over them.
   std::vector<bool> overwritable;
@@ -81,7 +82,7 @@ std::string kernel_error_message(const Region& region, const KernelStatus& statu
 void run_kernel(const Step& step, void* const* buffers) {
   const int64_t n = step.work;
   if (n == 0) return;
-  int chunks = n < kParallelThreshold ? 1 : omp_get_max_threads();
+  int chunks = step.cost < kParallelThreshold ? 1 : static_cast<int>(std::min<int64_t>(omp_get_max_threads(), n));
   std::vector<KernelStatus> status(chunks);
   if (chunks == 1) {
     step.kernel.fn(buffers, 0, n, &status[0].failed);
@@ -103,6 +104,8 @@ class CpuExecutable final : public runtime::Executable {
       Step step;
       step.region = std::move(region);
       step.work = numel(graph_.instrs[step.region.root].shape);
+      step.cost = step.region.kind == RegionKind::Reduce ? numel(graph_.instrs[graph_.instrs[step.region.root].operands[0]].shape)
+                                                         : step.work;
       switch (step.region.kind) {
         case RegionKind::Loop:
         case RegionKind::Reduce:

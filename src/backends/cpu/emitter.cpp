@@ -600,7 +600,37 @@ class Emitter {
     b_.CreateStore(to_storage(v, d), b_.CreateGEP(storage_type(d), output_, at));
   }
 
+  // Rows of the last dim, then the elements of a row: values that depend only on the row (broadcast
+  // statistics, leading indices) are computed once per row and the inner loop vectorises.
   void emit_elementwise_loop(const Instr& root) {
+    const Shape& shape = root.shape;
+    if (shape.size() < 2 || shape.back() <= 1) return emit_flat_loop(root);
+    const int64_t inner = shape.back();
+    llvm::Value* first_row = b_.CreateSDiv(begin_, i64c(inner));
+    llvm::Value* last_row = b_.CreateSDiv(b_.CreateAdd(end_, i64c(inner - 1)), i64c(inner));
+    Loop rows = open_loop(first_row, last_row, "row");
+    memo_.clear();
+    arena_.clear();
+    llvm::Value* row_start = b_.CreateMul(rows.iv, i64c(inner));
+    llvm::Value* from = b_.CreateSub(begin_, row_start);
+    from = b_.CreateSelect(b_.CreateICmpSLT(from, i64c(0)), i64c(0), from);
+    llvm::Value* to = b_.CreateSub(end_, row_start);
+    to = b_.CreateSelect(b_.CreateICmpSGT(to, i64c(inner)), i64c(inner), to);
+    Index* row_index = make_index(Shape(shape.begin(), shape.end() - 1));
+    row_index->linear = rows.iv;
+    std::vector<llvm::Value*> lead = multi(row_index);
+    Loop cols = open_loop(from, to, "col");
+    Index* idx = make_index(shape);
+    idx->multi = lead;
+    idx->multi.push_back(cols.iv);
+    idx->linear = b_.CreateAdd(row_start, cols.iv);
+    store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
+    close_loop(cols);
+    memo_.clear();
+    close_loop(rows);
+  }
+
+  void emit_flat_loop(const Instr& root) {
     Loop loop = open_loop(begin_, end_, "i");
     memo_.clear();
     arena_.clear();
@@ -655,6 +685,11 @@ class Emitter {
     Loop inner = open_loop(i64c(0), i64c(count), "r");
     llvm::PHINode* acc = llvm::PHINode::Create(acc_type, 2, "acc", inner.header->getFirstNonPHI());
     acc->addIncoming(init, before_inner);
+    llvm::PHINode* nan_seen = nullptr;
+    if (fp && (root.op == OpId::reduce_max || root.op == OpId::reduce_min)) {
+      nan_seen = llvm::PHINode::Create(b_.getInt1Ty(), 2, "nan_seen", inner.header->getFirstNonPHI());
+      nan_seen->addIncoming(b_.getFalse(), before_inner);
+    }
     llvm::PHINode* best_index = nullptr;
     if (arg) {
       best_index = llvm::PHINode::Create(b_.getInt64Ty(), 2, "best", inner.header->getFirstNonPHI());
@@ -688,13 +723,27 @@ class Emitter {
         break;
       }
       case OpId::reduce_max:
-        next = fp ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, v)
-                  : b_.CreateBinaryIntrinsic(is_unsigned(in_dtype) ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, acc, v);
+      case OpId::reduce_min: {
+        const bool is_max = root.op == OpId::reduce_max;
+        if (fp) {
+          // A compare-and-select the vectoriser knows, with NaN tracked by a separate or-reduction and
+          // applied after the loop (NaN propagates, like the oracle).
+          llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+          llvm::FastMathFlags no_nans;
+          no_nans.setNoNaNs();
+          no_nans.setNoSignedZeros();
+          b_.setFastMathFlags(no_nans);
+          llvm::Value* better = is_max ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc);
+          next = b_.CreateSelect(better, v, acc);
+          b_.clearFastMathFlags();
+          nan_seen->addIncoming(b_.CreateOr(nan_seen, b_.CreateFCmpUNO(v, v)), b_.GetInsertBlock());
+        } else {
+          auto id = is_max ? (is_unsigned(in_dtype) ? llvm::Intrinsic::umax : llvm::Intrinsic::smax)
+                           : (is_unsigned(in_dtype) ? llvm::Intrinsic::umin : llvm::Intrinsic::smin);
+          next = b_.CreateBinaryIntrinsic(id, acc, v);
+        }
         break;
-      case OpId::reduce_min:
-        next = fp ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, v)
-                  : b_.CreateBinaryIntrinsic(is_unsigned(in_dtype) ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, acc, v);
-        break;
+      }
       default: {  // argmax / argmin: the first extreme value; NaN counts as extreme
         llvm::Value* first = b_.CreateICmpEQ(inner.iv, i64c(0));
         llvm::Value* better;
@@ -716,8 +765,10 @@ class Emitter {
     acc->addIncoming(next, b_.GetInsertBlock());
     close_loop(inner);
     memo_ = saved_memo;
+    llvm::Value* result = acc;
+    if (nan_seen) result = b_.CreateSelect(nan_seen, llvm::ConstantFP::getNaN(acc_type), acc);
     if (arg) store_output(outer.iv, best_index, DType::i64);
-    else store_output(outer.iv, rounded(acc, root.dtype), root.dtype);
+    else store_output(outer.iv, rounded(result, root.dtype), root.dtype);
     close_loop(outer);
   }
 
