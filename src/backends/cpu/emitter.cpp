@@ -687,8 +687,9 @@ class Emitter {
     acc->addIncoming(init, before_inner);
     llvm::PHINode* nan_seen = nullptr;
     if (fp && (root.op == OpId::reduce_max || root.op == OpId::reduce_min)) {
-      nan_seen = llvm::PHINode::Create(b_.getInt1Ty(), 2, "nan_seen", inner.header->getFirstNonPHI());
-      nan_seen->addIncoming(b_.getFalse(), before_inner);
+      llvm::Type* bits_type = b_.getIntNTy(acc_type->getPrimitiveSizeInBits());
+      nan_seen = llvm::PHINode::Create(bits_type, 2, "largest_bits", inner.header->getFirstNonPHI());
+      nan_seen->addIncoming(llvm::ConstantInt::get(bits_type, 0), before_inner);
     }
     llvm::PHINode* best_index = nullptr;
     if (arg) {
@@ -699,6 +700,11 @@ class Emitter {
     Index* in_index = make_index(in_shape);
     if (trailing) {
       in_index->linear = b_.CreateAdd(b_.CreateMul(outer.iv, i64c(count)), inner.iv);
+      if (reduced_shape.size() == 1) {
+        // The multi-index too: producers that broadcast per-row values then see a loop-invariant row.
+        in_index->multi = kept;
+        in_index->multi.push_back(inner.iv);
+      }
     } else {
       Index* r_index = make_index(reduced_shape);
       r_index->linear = inner.iv;
@@ -726,17 +732,20 @@ class Emitter {
       case OpId::reduce_min: {
         const bool is_max = root.op == OpId::reduce_max;
         if (fp) {
-          // A compare-and-select the vectoriser knows, with NaN tracked by a separate or-reduction and
-          // applied after the loop (NaN propagates, like the oracle).
+          // maxnum/minnum reductions vectorise; they skip NaN, so NaN is tracked by a separate
+          // or-reduction and applied after the loop (NaN propagates, like the oracle).
           llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
           llvm::FastMathFlags no_nans;
           no_nans.setNoNaNs();
           no_nans.setNoSignedZeros();
           b_.setFastMathFlags(no_nans);
-          llvm::Value* better = is_max ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc);
-          next = b_.CreateSelect(better, v, acc);
+          next = b_.CreateBinaryIntrinsic(is_max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, acc, v);
           b_.clearFastMathFlags();
-          nan_seen->addIncoming(b_.CreateOr(nan_seen, b_.CreateFCmpUNO(v, v)), b_.GetInsertBlock());
+          // The largest magnitude bit pattern, an integer max that vectorises well: above the bits of
+          // infinity means a NaN was seen.
+          llvm::Type* bits_type = b_.getIntNTy(acc_type->getPrimitiveSizeInBits());
+          llvm::Value* magnitude = b_.CreateAnd(b_.CreateBitCast(v, bits_type), llvm::APInt::getSignedMaxValue(bits_type->getIntegerBitWidth()));
+          nan_seen->addIncoming(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, nan_seen, magnitude), b_.GetInsertBlock());
         } else {
           auto id = is_max ? (is_unsigned(in_dtype) ? llvm::Intrinsic::umax : llvm::Intrinsic::smax)
                            : (is_unsigned(in_dtype) ? llvm::Intrinsic::umin : llvm::Intrinsic::smin);
@@ -766,7 +775,10 @@ class Emitter {
     close_loop(inner);
     memo_ = saved_memo;
     llvm::Value* result = acc;
-    if (nan_seen) result = b_.CreateSelect(nan_seen, llvm::ConstantFP::getNaN(acc_type), acc);
+    if (nan_seen) {
+      llvm::Value* infinity_bits = b_.CreateBitCast(llvm::ConstantFP::getInfinity(acc_type), nan_seen->getType());
+      result = b_.CreateSelect(b_.CreateICmpUGT(nan_seen, infinity_bits), llvm::ConstantFP::getNaN(acc_type), acc);
+    }
     if (arg) store_output(outer.iv, best_index, DType::i64);
     else store_output(outer.iv, rounded(result, root.dtype), root.dtype);
     close_loop(outer);
