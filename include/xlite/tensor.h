@@ -35,6 +35,17 @@ class Tensor {
 
   Tensor to(DType dtype) const;
 
+  // Autograd. requires_grad_ marks a leaf whose gradient backward() accumulates into grad().
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool requires_grad() const;
+  // Accumulates d(this)/d(leaf) * gradient into every leaf's grad(); gradient defaults to 1 for a scalar.
+  void backward(const Tensor& gradient = Tensor()) const;
+  // The accumulated gradient (undefined before the first backward). It is a tensor like any other:
+  // zero_() and other in-place ops update it.
+  Tensor grad() const;
+  // The same value, cut off from the graph: no gradient flows through it.
+  Tensor detach() const;
+
   // In-place ops: compute lazily and rebind this tensor (and its aliases) to the result.
   // The result must be castable to this tensor's dtype (no float -> int, no number -> bool).
   Tensor& add_(const Tensor& other);

@@ -1,5 +1,6 @@
 #pragma once
 // The whole public API of xlite.
+#include "xlite/autograd.h"
 #include "xlite/debug.h"
 #include "xlite/device.h"
 #include "xlite/dtype.h"

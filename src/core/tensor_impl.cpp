@@ -10,6 +10,7 @@ std::atomic<uint64_t> next_id{1};
 
 TensorImpl::TensorImpl(ir::NodePtr pending, Device device)
     : shape_(pending->shape), dtype_(pending->dtype), device_(device), id_(next_id++), pending_(std::move(pending)) {
+  if (pending_->requires_grad) grad_node_ = pending_;
   metrics::increment_counter("CreateTensor");
   live_tensors::add(this);
 }
@@ -21,17 +22,30 @@ TensorImpl::TensorImpl(BufferPtr data, Shape shape, DType dtype, Device device)
 
 TensorImpl::~TensorImpl() {
   if (pending_) live_tensors::remove(this);
+  if (requires_grad_) forget_grad_leaf(this);
   metrics::increment_counter("DestroyTensor");
 }
 
 ir::NodePtr TensorImpl::node() {
   if (pending_) return pending_;
-  if (!data_leaf_) data_leaf_ = ir::make_parameter(data_, shape_, dtype_);
+  if (!data_leaf_) data_leaf_ = ir::make_parameter(data_, shape_, dtype_, requires_grad_);
   return data_leaf_;
+}
+
+ir::NodePtr TensorImpl::autograd_node() {
+  if (pending_ || requires_grad_ || !grad_node_) return node();
+  return grad_node_;
 }
 
 void TensorImpl::set_pending(ir::NodePtr node) {
   if (data_) donor_ = data_.get();
+  grad_node_ = node->requires_grad && !requires_grad_ ? node : nullptr;
+  if (requires_grad_ && !node->requires_grad) {
+    // A leaf updated in place (an optimizer step) stays a leaf that gradients flow to.
+    ir::Attrs attrs;
+    attrs.set_dtype(ir::AttrKey::dtype, dtype_);
+    node = ir::make_node(ir::OpId::convert, {node}, std::move(attrs), "requires_grad_", true);
+  }
   if (!pending_) live_tensors::add(this);
   pending_ = std::move(node);
   data_.reset();
@@ -44,6 +58,11 @@ void TensorImpl::set_data(BufferPtr data) {
   data_ = std::move(data);
   data_leaf_.reset();
   donor_ = nullptr;
+}
+
+void TensorImpl::assign_data(BufferPtr data, ir::NodePtr grad_node) {
+  set_data(std::move(data));
+  grad_node_ = requires_grad_ ? nullptr : std::move(grad_node);
 }
 
 }  // namespace xlite

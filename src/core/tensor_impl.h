@@ -10,6 +10,10 @@
 
 namespace xlite {
 
+class TensorImpl;
+// Defined with autograd: drops a dying leaf from the registry of leaves that require grad.
+void forget_grad_leaf(TensorImpl* impl);
+
 class TensorImpl {
  public:
   TensorImpl(ir::NodePtr pending, Device device);
@@ -30,12 +34,23 @@ class TensorImpl {
   // The value as an IR node: the pending node, or a parameter leaf standing for the data.
   ir::NodePtr node();
 
+  // Autograd: a leaf that requires grad, its accumulated gradient, and for results of ops on such
+  // tensors the node that made them, kept after a sync so that backward can still walk the graph.
+  bool requires_grad() const { return requires_grad_ || (grad_node_ != nullptr); }
+  bool is_grad_leaf() const { return requires_grad_; }
+  void set_requires_grad(bool requires_grad);
+  std::shared_ptr<TensorImpl>& grad() { return grad_; }
+  // The node gradients flow through: the pending node, the node that made the value, or the data leaf.
+  ir::NodePtr autograd_node();
+
   // Rebinds to a new value of the same type (an in-place op).
   void set_pending(ir::NodePtr node);
   // The buffer this tensor held before an in-place op made it pending: the next sync may write the new
   // value into it (donation). Never dereferenced; compared with graph arguments.
   const Buffer* donor() const { return donor_; }
   void set_data(BufferPtr data);
+  // An in-place op whose value already ran (eager mode): the data and the node that made it.
+  void assign_data(BufferPtr data, ir::NodePtr grad_node);
 
  private:
   Shape shape_;
@@ -45,7 +60,11 @@ class TensorImpl {
   ir::NodePtr pending_;
   BufferPtr data_;
   ir::NodePtr data_leaf_;
-  const Buffer* donor_ = nullptr;  // made once per data binding, so every use shares one graph parameter
+  const Buffer* donor_ = nullptr;
+  bool requires_grad_ = false;
+  std::shared_ptr<TensorImpl> grad_;
+  ir::NodePtr grad_node_;
+  friend class Tensor;  // made once per data binding, so every use shares one graph parameter
 };
 
 }  // namespace xlite

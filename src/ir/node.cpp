@@ -25,7 +25,7 @@ Node::~Node() {
   }
 }
 
-NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin) {
+NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin, bool requires_grad) {
   std::vector<TypedShape> types;
   types.reserve(operands.size());
   for (const auto& operand : operands) types.push_back({operand->shape, operand->dtype});
@@ -42,11 +42,13 @@ NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const cha
   node->dtype = result.dtype;
   node->hash = h;
   node->origin = origin;
+  node->requires_grad = requires_grad;
   return node;
 }
 
-NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype) {
+NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad) {
   auto node = std::make_shared<Node>();
+  node->requires_grad = requires_grad;
   node->op = OpId::parameter;
   node->hash = type_hash(static_cast<uint64_t>(OpId::parameter), shape, dtype);
   node->shape = std::move(shape);

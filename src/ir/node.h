@@ -37,13 +37,15 @@ struct Node {
   BufferPtr data;  // parameters only: the device data this leaf stands for
   // The public op that built this node, for run-time error messages; not part of the structure.
   const char* origin = "";
+  // Whether gradients flow through this value (autograd metadata; not part of the structure).
+  bool requires_grad = false;
 };
 
 // Checks operand types against the op's shape rule and computes the result type; throws xlite::Error.
 TypedShape infer_type(OpId op, std::span<const TypedShape> operands, const Attrs& attrs);
 
-NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "");
+NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "", bool requires_grad = false);
 // A leaf standing for device data of the given type.
-NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype);
+NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad = false);
 
 }  // namespace xlite::ir

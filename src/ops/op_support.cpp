@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "autograd/grad_mode.h"
 #include "lazy/sync.h"
 #include "runtime/allocator.h"
 #include "xlite/metrics.h"
@@ -89,6 +90,17 @@ std::vector<Tensor> OpScope::finish(std::vector<Tensor> results) {
 
 const char* current_op() { return op_name_now; }
 
+// Ops whose results carry gradients: integer-valued results (comparisons, argmax, iota, ...) do not.
+bool differentiable(ir::OpId op) {
+  switch (ir::op_info(op).cls) {
+    case ir::OpClass::Predicate: case ir::OpClass::Compare: case ir::OpClass::Logical: case ir::OpClass::ArgReduce:
+    case ir::OpClass::Leaf: case ir::OpClass::Random:
+      return false;
+    default:
+      return op != ir::OpId::floor && op != ir::OpId::ceil && op != ir::OpId::round && op != ir::OpId::sign;
+  }
+}
+
 void fail(const std::string& message) { throw Error("[" + std::string(op_name_now) + "] " + message); }
 
 const TensorImpl& impl_of(const Tensor& t) {
@@ -106,14 +118,23 @@ Tensor wrap(ir::NodePtr node) { return Tensor(std::make_shared<TensorImpl>(std::
 Tensor fresh_handle(const Tensor& t) {
   const TensorImpl& impl = impl_of(t);
   if (impl.is_pending()) return wrap(impl.pending());
+  // Gradients must keep flowing through the new handle.
+  if (impl.requires_grad() && autograd::is_grad_enabled()) return wrap(t.impl()->autograd_node());
   return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
 }
 
 Tensor make(ir::OpId op, const std::vector<Tensor>& operands, ir::Attrs attrs) {
   std::vector<ir::NodePtr> nodes;
   nodes.reserve(operands.size());
-  for (const Tensor& t : operands) nodes.push_back(node_of(t));
-  return wrap(ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now));
+  bool requires_grad = false;
+  for (const Tensor& t : operands) {
+    impl_of(t);
+    // After a sync a result keeps the node that made it, so gradients can still flow through it.
+    nodes.push_back(t.impl()->requires_grad() && autograd::is_grad_enabled() ? t.impl()->autograd_node() : t.impl()->node());
+    requires_grad = requires_grad || nodes.back()->requires_grad;
+  }
+  requires_grad = requires_grad && autograd::is_grad_enabled() && differentiable(op);
+  return wrap(ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now, requires_grad));
 }
 
 ir::NodePtr scalar_node(Scalar value, DType dtype) {

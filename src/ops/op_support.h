@@ -29,6 +29,7 @@ class OpScope {
 
 // The name of the public op being built on this thread ("" outside any op).
 const char* current_op();
+bool differentiable(ir::OpId op);
 // Throws xlite::Error("[op] message").
 [[noreturn]] void fail(const std::string& message);
 

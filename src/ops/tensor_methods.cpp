@@ -20,7 +20,7 @@ Tensor in_place_value(const Tensor& self, const Tensor& result) {
 Tensor& Tensor::assign_(const Tensor& value) {
   // A value that already ran (eager mode) is bound as data: nothing is left pending.
   if (value.impl()->is_pending()) impl_->set_pending(value.impl()->pending());
-  else impl_->set_data(value.impl()->data());
+  else impl_->assign_data(value.impl()->data(), value.impl()->requires_grad() ? value.impl()->autograd_node() : nullptr);
   return *this;
 }
 

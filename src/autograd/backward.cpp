@@ -1,0 +1,172 @@
+// backward(): reverse mode over the IR DAG, from the output back to the leaves that require grad.
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "autograd/grad_mode.h"
+#include "autograd/vjp.h"
+#include "core/tensor_impl.h"
+#include "ops/op_support.h"
+#include "xlite/autograd.h"
+#include "xlite/factories.h"
+#include "xlite/ops.h"
+
+namespace xlite {
+namespace {
+// Leaves that require grad, so that backward can find which graph leaves are theirs.
+struct LeafRegistry {
+  std::mutex mutex;
+  std::set<TensorImpl*> leaves;
+};
+LeafRegistry& leaf_registry() {
+  static LeafRegistry* r = new LeafRegistry();
+  return *r;
+}
+
+// Nodes that gradients flow through, producers before consumers.
+std::vector<ir::NodePtr> differentiable_order(const ir::NodePtr& root) {
+  std::vector<ir::NodePtr> order;
+  std::unordered_map<const ir::Node*, bool> seen;
+  std::vector<std::pair<ir::NodePtr, size_t>> stack = {{root, 0}};
+  seen[root.get()] = true;
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->operands.size()) {
+      const ir::NodePtr& operand = node->operands[next++];
+      if (operand->requires_grad && !seen[operand.get()]) {
+        seen[operand.get()] = true;
+        stack.push_back({operand, 0});
+      }
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+void accumulate(TensorImpl* leaf, const Tensor& g) {
+  Tensor value = g.to(leaf->dtype());
+  if (!leaf->grad()) {
+    leaf->grad() = ops::fresh_handle(value).impl();
+  } else {
+    Tensor existing(leaf->grad());
+    existing.add_(value);
+  }
+}
+
+void run_backward(const Tensor& output, const Tensor& gradient) {
+  ops::OpScope scope("backward");
+  TensorImpl* impl = output.impl().get();
+  ir::NodePtr root = impl->autograd_node();
+  if (!root->requires_grad) ops::fail("the tensor does not require grad (no input of it has requires_grad_())");
+  Tensor seed = gradient;
+  if (!seed.defined()) {
+    if (impl->shape().size() != 0 && numel(impl->shape()) != 1)
+      ops::fail("a gradient is needed for a non-scalar output of shape " + shape_str(impl->shape()));
+    seed = ones(impl->shape(), impl->dtype());
+  } else if (seed.shape() != impl->shape()) {
+    ops::fail("gradient of shape " + shape_str(seed.shape()) + " for an output of shape " + shape_str(impl->shape()));
+  }
+  NoGradGuard no_grad;
+  std::unordered_map<const ir::Node*, TensorImpl*> leaf_of;
+  {
+    LeafRegistry& r = leaf_registry();
+    std::lock_guard lock(r.mutex);
+    for (TensorImpl* leaf : r.leaves) leaf_of[leaf->node().get()] = leaf;
+  }
+  std::unordered_map<const ir::Node*, Tensor> cotangent;
+  cotangent[root.get()] = seed;
+  // Holds the nodes alive while their cotangents are built (the map keys are raw pointers).
+  std::vector<ir::NodePtr> order = differentiable_order(root);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const ir::Node* node = it->get();
+    auto found = cotangent.find(node);
+    if (found == cotangent.end()) continue;
+    Tensor g = found->second;
+    if (auto leaf = leaf_of.find(node); leaf != leaf_of.end()) accumulate(leaf->second, g);
+    if (node->op == ir::OpId::parameter) continue;
+    std::vector<Tensor> grads = autograd::vjp(*it, g);
+    for (size_t k = 0; k < node->operands.size() && k < grads.size(); ++k) {
+      const ir::Node* operand = node->operands[k].get();
+      if (!operand->requires_grad || !grads[k].defined()) continue;
+      auto [slot, inserted] = cotangent.try_emplace(operand, grads[k]);
+      if (!inserted) slot->second = slot->second + grads[k];
+    }
+    cotangent.erase(node);
+  }
+  scope.finish(Tensor());
+}
+}  // namespace
+
+void TensorImpl::set_requires_grad(bool requires_grad) {
+  if (requires_grad == requires_grad_) return;
+  if (requires_grad && !is_floating(dtype_))
+    throw Error("[requires_grad_] only floating tensors can require grad, got " + std::string(dtype_name(dtype_)));
+  {
+    LeafRegistry& r = leaf_registry();
+    std::lock_guard lock(r.mutex);
+    if (requires_grad) r.leaves.insert(this);
+    else r.leaves.erase(this);
+  }
+  requires_grad_ = requires_grad;
+  grad_node_.reset();
+  if (pending_) {
+    // A pending leaf gets a node of its own that carries the flag (a no-op convert, removed by the passes).
+    ir::Attrs attrs;
+    attrs.set_dtype(ir::AttrKey::dtype, dtype_);
+    pending_ = ir::make_node(ir::OpId::convert, {pending_}, std::move(attrs), "requires_grad_", requires_grad);
+  }
+  data_leaf_.reset();
+}
+
+void forget_grad_leaf(TensorImpl* impl) {
+  LeafRegistry& r = leaf_registry();
+  std::lock_guard lock(r.mutex);
+  r.leaves.erase(impl);
+}
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  if (!impl_) throw Error("[requires_grad_] the tensor is undefined");
+  impl_->set_requires_grad(requires_grad);
+  return *this;
+}
+
+bool Tensor::requires_grad() const { return impl_ && impl_->requires_grad(); }
+
+void Tensor::backward(const Tensor& gradient) const {
+  if (!impl_) throw Error("[backward] the tensor is undefined");
+  run_backward(*this, gradient);
+}
+
+Tensor Tensor::grad() const {
+  if (!impl_) throw Error("[grad] the tensor is undefined");
+  return Tensor(impl_->grad());
+}
+
+Tensor Tensor::detach() const {
+  ops::OpScope scope("detach");
+  NoGradGuard no_grad;
+  const TensorImpl& impl = ops::impl_of(*this);
+  if (!impl.is_pending()) return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
+  ir::Attrs attrs;
+  attrs.set_dtype(ir::AttrKey::dtype, impl.dtype());
+  return ops::wrap(ir::make_node(ir::OpId::convert, {impl.pending()}, std::move(attrs), "detach", false));
+}
+
+std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                                                      const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> leaves;
+  for (const Tensor& input : inputs) leaves.push_back(input.detach().requires_grad_());
+  Tensor value = fn(leaves);
+  value.backward();
+  std::vector<Tensor> grads;
+  for (const Tensor& leaf : leaves) grads.push_back(leaf.grad().defined() ? leaf.grad() : zeros_like(leaf));
+  return {value.detach(), grads};
+}
+
+std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs) {
+  return value_and_grad(fn, inputs).second;
+}
+
+}  // namespace xlite

@@ -1,0 +1,192 @@
+// Every gradient rule against central finite differences in f64, plus the autograd API's behaviour.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <xlite/xlite.h>
+
+namespace xl = xlite;
+
+namespace {
+using Fn = std::function<xl::Tensor(const std::vector<xl::Tensor>&)>;
+
+xl::Tensor random_f64(const xl::Shape& shape, double lo, double hi, uint64_t seed) {
+  xl::manual_seed(seed);
+  return (xl::rand(shape, xl::DType::f64) * (hi - lo) + lo);
+}
+
+// d sum(fn(inputs) * weights) / d inputs, by autograd and by central differences.
+void check_gradients(const Fn& fn, std::vector<xl::Tensor> inputs, double tolerance = 1e-6) {
+  xl::sync();
+  xl::Tensor probe = fn(inputs);
+  xl::Tensor weights = random_f64(probe.shape(), 0.5, 1.5, 99);
+  auto objective = [&](const std::vector<xl::Tensor>& xs) { return xl::sum(fn(xs) * weights); };
+  auto grads = xl::grad(objective, inputs);
+  const double eps = 1e-6;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::vector<double> base = inputs[k].to_vector<double>();
+    std::vector<double> analytic = grads[k].to_vector<double>();
+    ASSERT_EQ(analytic.size(), base.size());
+    for (size_t i = 0; i < base.size(); ++i) {
+      auto value_at = [&](double delta) {
+        std::vector<double> moved = base;
+        moved[i] += delta;
+        std::vector<xl::Tensor> xs = inputs;
+        xs[k] = xl::tensor(moved, inputs[k].shape());
+        return objective(xs).item<double>();
+      };
+      double numeric = (value_at(eps) - value_at(-eps)) / (2 * eps);
+      EXPECT_NEAR(analytic[i], numeric, tolerance * (1 + std::fabs(numeric))) << "input " << k << " element " << i;
+    }
+  }
+}
+
+xl::Tensor input(const xl::Shape& shape, uint64_t seed, double lo = -2, double hi = 2) { return random_f64(shape, lo, hi, seed); }
+}  // namespace
+
+TEST(Autograd, UnaryOps) {
+  for (auto op : std::vector<xl::Tensor (*)(const xl::Tensor&)>{
+           xl::neg, xl::exp, xl::expm1, xl::sin, xl::cos, xl::tanh, xl::sigmoid, xl::silu, xl::erf, xl::square, xl::abs}) {
+    check_gradients([op](const auto& x) { return op(x[0]); }, {input({3, 4}, 1)});
+  }
+  for (auto op : std::vector<xl::Tensor (*)(const xl::Tensor&)>{xl::log, xl::log1p, xl::sqrt, xl::rsqrt, xl::reciprocal, xl::tan}) {
+    check_gradients([op](const auto& x) { return op(x[0]); }, {input({3, 4}, 2, 0.2, 1.2)});
+  }
+  check_gradients([](const auto& x) { return xl::relu(x[0]); }, {input({3, 4}, 3)});
+  check_gradients([](const auto& x) { return xl::gelu(x[0]); }, {input({3, 4}, 4)});
+  check_gradients([](const auto& x) { return xl::gelu(x[0], "tanh"); }, {input({3, 4}, 5)});
+}
+
+TEST(Autograd, BinaryOpsWithBroadcasting) {
+  auto a = input({2, 3, 4}, 6), b = input({3, 1}, 7, 0.5, 1.5);
+  check_gradients([](const auto& x) { return x[0] + x[1]; }, {a, b});
+  check_gradients([](const auto& x) { return x[0] - x[1] * 2.5; }, {a, b});
+  check_gradients([](const auto& x) { return x[0] * x[1]; }, {a, b});
+  check_gradients([](const auto& x) { return x[0] / x[1]; }, {a, b});
+  check_gradients([](const auto& x) { return xl::pow(x[1], x[0]); }, {a, b});
+  check_gradients([](const auto& x) { return xl::maximum(x[0], x[1]) + xl::minimum(x[0], x[1]) * 3.0; }, {a, b});
+  check_gradients([](const auto& x) { return xl::where(x[0] > 0, x[0] * x[0], x[1]); }, {a, b});
+  check_gradients([](const auto& x) { return xl::clamp(x[0], -0.5, 0.7); }, {a});
+}
+
+TEST(Autograd, ReductionsOverSeveralDims) {
+  auto x = input({2, 3, 4}, 8);
+  check_gradients([](const auto& t) { return xl::sum(t[0], {0, 2}); }, {x});
+  check_gradients([](const auto& t) { return xl::mean(t[0], {1}, true); }, {x});
+  check_gradients([](const auto& t) { return xl::prod(t[0], {2}); }, {x});
+  check_gradients([](const auto& t) { return xl::max(t[0], {0, 1}); }, {x});
+  check_gradients([](const auto& t) { return xl::min(t[0]); }, {x});
+  check_gradients([](const auto& t) { return xl::logsumexp(t[0], {1, 2}); }, {x});
+  check_gradients([](const auto& t) { return xl::var(t[0], {0, 2}); }, {x});
+  check_gradients([](const auto& t) { return xl::softmax(t[0], -1); }, {x});
+  check_gradients([](const auto& t) { return xl::log_softmax(t[0], 1); }, {x});
+}
+
+TEST(Autograd, ShapeOps) {
+  auto x = input({2, 3, 4}, 9);
+  check_gradients([](const auto& t) { return xl::reshape(t[0], {4, 6}) * 2.0; }, {x});
+  check_gradients([](const auto& t) { return xl::permute(t[0], {2, 0, 1}); }, {x});
+  check_gradients([](const auto& t) { return xl::slice(t[0], 2, 1, 4, 2); }, {x});
+  check_gradients([](const auto& t) { return xl::slice(xl::slice(t[0], 0, 1, 2), 1, 0, 3, 2); }, {x});
+  check_gradients([](const auto& t) { return xl::concat({t[0], t[0] * 2.0}, 1); }, {x});
+  check_gradients([](const auto& t) { return xl::stack({t[0], t[0]}, 0); }, {x});
+  check_gradients([](const auto& t) { return xl::pad(t[0], {1, 2, 0, 1}, 3.0); }, {x});
+  check_gradients([](const auto& t) { return xl::flip(t[0], {0, 2}); }, {x});
+  check_gradients([](const auto& t) { return xl::expand(xl::slice(t[0], 1, 0, 1), {5, 2, 3, 4}); }, {x});
+  check_gradients([](const auto& t) { return xl::tril(t[0]); }, {x});
+  check_gradients([](const auto& t) { return xl::split(t[0], 2, 2)[1]; }, {x});
+}
+
+TEST(Autograd, IndexingOps) {
+  auto x = input({4, 3}, 10);
+  auto rows = xl::tensor(std::vector<int64_t>{2, 0, 2});
+  auto cols = xl::tensor(std::vector<int64_t>{0, 2, 1, 1, 0, 2, 2, 2}, {4, 2});
+  check_gradients([&](const auto& t) { return xl::index_select(t[0], 0, rows); }, {x});
+  check_gradients([&](const auto& t) { return xl::gather(t[0], 1, cols); }, {x});
+  check_gradients([&](const auto& t) { return xl::embedding(t[0], xl::tensor(std::vector<int64_t>{3, 3, 1}, {3})); }, {x});
+  auto src = input({4, 2}, 11);
+  check_gradients([&](const auto& t) { return xl::scatter_add(t[0], 1, cols, t[1]); }, {x, src});
+}
+
+TEST(Autograd, MatmulAndLinear) {
+  check_gradients([](const auto& t) { return xl::matmul(t[0], t[1]); }, {input({2, 3, 4}, 12), input({4, 5}, 13)});
+  check_gradients([](const auto& t) { return xl::matmul(t[0], t[1]); }, {input({4}, 14), input({3, 4, 2}, 15)});
+  check_gradients([](const auto& t) { return xl::linear(t[0], t[1], t[2]); },
+                  {input({5, 3}, 16), input({2, 3}, 17), input({2}, 18)});
+}
+
+TEST(Autograd, BackwardAccumulatesAndZeroGradResets) {
+  auto w = xl::tensor(std::vector<float>{1, 2, 3}).requires_grad_();
+  EXPECT_TRUE(w.requires_grad());
+  auto loss = (w * w).sum();
+  EXPECT_TRUE(loss.requires_grad());
+  loss.backward();
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  (w * 3.0).sum().backward();  // accumulates, like PyTorch
+  auto g = w.grad();
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{5, 7, 9}));
+  w.grad().zero_();
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+}
+
+TEST(Autograd, BackwardAfterTheLossWasReadStillWorks) {
+  auto w = xl::tensor(std::vector<double>{0.5, -1.0}).requires_grad_();
+  auto loss = xl::sum(xl::exp(w));
+  EXPECT_NEAR(loss.item<double>(), std::exp(0.5) + std::exp(-1.0), 1e-12);  // syncs the loss
+  loss.backward();
+  auto g = w.grad().to_vector<double>();
+  EXPECT_NEAR(g[0], std::exp(0.5), 1e-12);
+  EXPECT_NEAR(g[1], std::exp(-1.0), 1e-12);
+}
+
+TEST(Autograd, ForwardAndBackwardRunAsOneGraph) {
+  auto w = xl::randn({8, 8}).requires_grad_();
+  auto x = xl::randn({4, 8});
+  xl::sync();
+  int64_t executes = xl::metrics::counter_value("Execute");
+  auto loss = xl::tanh(xl::matmul(x, w)).sum();
+  loss.backward();
+  xl::sync();  // loss and gradient together
+  EXPECT_EQ(xl::metrics::counter_value("Execute"), executes + 1);
+  EXPECT_FALSE(w.grad().is_pending());
+}
+
+TEST(Autograd, NoGradGuardDetachAndErrors) {
+  auto w = xl::tensor(std::vector<float>{1, 2}).requires_grad_();
+  {
+    xl::NoGradGuard no_grad;
+    EXPECT_FALSE(xl::is_grad_enabled());
+    EXPECT_FALSE((w * 2.0).requires_grad());
+  }
+  EXPECT_TRUE(xl::is_grad_enabled());
+  EXPECT_FALSE(w.detach().requires_grad());
+  EXPECT_THROW((w.detach() * 2.0).sum().backward(), xl::Error);  // nothing requires grad
+  EXPECT_THROW((w * 2.0).backward(), xl::Error);                  // not a scalar, no gradient given
+  EXPECT_THROW(xl::tensor(std::vector<int32_t>{1}).requires_grad_(), xl::Error);
+  (w * 2.0).backward(xl::tensor(std::vector<float>{1, 10}));
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{2, 20}));
+}
+
+TEST(Autograd, OptimizerStepsUnderNoGradKeepTheLeaf) {
+  auto w = xl::tensor(std::vector<float>{1, -1}).requires_grad_();
+  for (int step = 0; step < 3; ++step) {
+    auto loss = (w * w).sum();
+    loss.backward();
+    {
+      xl::NoGradGuard no_grad;
+      w.sub_(w.grad() * 0.25);
+      w.grad().zero_();
+    }
+    xl::sync();
+  }
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{0.125f, -0.125f}));  // halves each step
+}
+
+TEST(Autograd, FunctionalGrad) {
+  auto [value, grads] = xl::value_and_grad([](const auto& x) { return (x[0] * x[1]).sum(); },
+                                           {xl::tensor(std::vector<float>{1, 2}), xl::tensor(std::vector<float>{3, 4})});
+  EXPECT_EQ(value.item<float>(), 11.0f);
+  EXPECT_EQ(grads[0].to_vector<float>(), (std::vector<float>{3, 4}));
+  EXPECT_EQ(grads[1].to_vector<float>(), (std::vector<float>{1, 2}));
+}
