@@ -9,6 +9,8 @@
 #include "xlite/lazy.h"
 #include "xlite/memory.h"
 #include "xlite/metrics.h"
+#include "xlite/nn.h"
 #include "xlite/ops.h"
+#include "xlite/optim.h"
 #include "xlite/scalar.h"
 #include "xlite/tensor.h"

@@ -1,0 +1,131 @@
+#pragma once
+// Neural-network building blocks, made only of public ops. Parameters are ordinary tensors that require
+// grad; optimizers update them in place, so a synced training step donates their buffers.
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xlite/autograd.h"
+#include "xlite/tensor.h"
+
+namespace xlite::nn {
+
+class Module {
+ public:
+  virtual ~Module() = default;
+
+  // Own and children's, depth first, in registration order; names are dotted paths ("0.weight").
+  std::vector<Tensor> parameters() const;
+  std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers() const;
+  // Parameters and buffers by name. load_state_dict copies values in place (shapes must match); with
+  // strict, missing or unexpected names raise xlite::Error.
+  std::map<std::string, Tensor> state_dict() const;
+  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+ protected:
+  Tensor register_parameter(const std::string& name, Tensor value);  // makes it require grad
+  Tensor register_buffer(const std::string& name, Tensor value);
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    children_.emplace_back(name, module);
+    return module;
+  }
+
+ private:
+  void collect(const std::string& prefix, bool parameters, std::vector<std::pair<std::string, Tensor>>& out) const;
+  std::vector<std::pair<std::string, Tensor>> parameters_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+// A module with one input and one output, so that it can sit in a Sequential.
+class UnaryModule : public Module {
+ public:
+  virtual Tensor forward(const Tensor& x) = 0;
+  Tensor operator()(const Tensor& x) { return forward(x); }
+};
+
+// y = x W^T + b, W of shape [out, in], initialised U(-1/sqrt(in), 1/sqrt(in)) like PyTorch.
+class Linear : public UnaryModule {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+};
+
+class Embedding : public UnaryModule {
+ public:
+  Embedding(int64_t num_embeddings, int64_t dim);  // weight N(0, 1)
+  Tensor forward(const Tensor& indices) override;
+  Tensor weight;
+};
+
+// Normalises the last dim: (x - mean) / sqrt(var + eps) * weight + bias.
+class LayerNorm : public UnaryModule {
+ public:
+  explicit LayerNorm(int64_t dim, double eps = 1e-5);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+  double eps;
+};
+
+// x / sqrt(mean(x^2) + eps) * weight over the last dim.
+class RMSNorm : public UnaryModule {
+ public:
+  explicit RMSNorm(int64_t dim, double eps = 1e-6);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight;
+  double eps;
+};
+
+// Zeroes elements with probability p in training and scales the rest by 1 / (1 - p); identity in eval.
+class Dropout : public UnaryModule {
+ public:
+  explicit Dropout(double p = 0.5);
+  Tensor forward(const Tensor& x) override;
+  double p;
+};
+
+class Sequential : public UnaryModule {
+ public:
+  Sequential() = default;
+  explicit Sequential(std::vector<std::shared_ptr<UnaryModule>> layers);
+  void push_back(std::shared_ptr<UnaryModule> layer);
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  std::vector<std::shared_ptr<UnaryModule>> layers_;
+};
+
+// Linear -> GELU -> Linear.
+class MLP : public UnaryModule {
+ public:
+  MLP(int64_t dim, int64_t hidden);
+  Tensor forward(const Tensor& x) override;
+  std::shared_ptr<Linear> fc, proj;
+};
+
+// Multi-head self-attention with a causal mask, on x of shape [B, T, d_model].
+class CausalSelfAttention : public UnaryModule {
+ public:
+  CausalSelfAttention(int64_t d_model, int64_t heads);
+  Tensor forward(const Tensor& x) override;
+  std::shared_ptr<Linear> qkv, proj;
+  int64_t heads;
+};
+
+// Losses, averaged over the elements (targets equal to ignore_index do not count).
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index = -100,
+                     double label_smoothing = 0.0);
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index = -100);
+Tensor mse_loss(const Tensor& input, const Tensor& target);
+
+}  // namespace xlite::nn
