@@ -2,7 +2,7 @@
 # Installs what building and testing xlite needs on Debian 12, and only what is missing. Idempotent.
 set -euo pipefail
 
-packages=(g++ cmake ninja-build make libgtest-dev llvm-19-dev libdnnl-dev)
+packages=(g++ cmake ninja-build make libgtest-dev llvm-19-dev libdnnl-dev nlohmann-json3-dev)
 
 missing=()
 for p in "${packages[@]}"; do

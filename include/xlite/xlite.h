@@ -6,6 +6,7 @@
 #include "xlite/dtype.h"
 #include "xlite/error.h"
 #include "xlite/factories.h"
+#include "xlite/io.h"
 #include "xlite/lazy.h"
 #include "xlite/memory.h"
 #include "xlite/metrics.h"
