@@ -37,7 +37,32 @@ ir::NodePtr TensorImpl::autograd_node() {
   return grad_node_;
 }
 
+namespace {
+struct InPlaceLog {
+  bool active = false;
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, BufferPtr>> saved;
+};
+thread_local InPlaceLog log;
+}  // namespace
+
+namespace in_place_log {
+void begin() {
+  log.active = true;
+  log.saved.clear();
+}
+void end() {
+  log.active = false;
+  log.saved.clear();
+}
+void rollback() {
+  for (auto& [weak, data] : log.saved)
+    if (auto impl = weak.lock()) impl->set_data(data);
+  end();
+}
+}  // namespace in_place_log
+
 void TensorImpl::set_pending(ir::NodePtr node) {
+  if (data_ && log.active) log.saved.emplace_back(weak_from_this(), data_);
   if (data_) donor_ = data_.get();
   grad_node_ = node->requires_grad && !requires_grad_ ? node : nullptr;
   if (requires_grad_ && !node->requires_grad) {

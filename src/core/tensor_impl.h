@@ -11,10 +11,19 @@
 namespace xlite {
 
 class TensorImpl;
+
+// While a compiled step runs, the data that in-place ops replace is remembered so that a step that
+// throws can be undone. One log per thread; begin/end bracket the step.
+namespace in_place_log {
+void begin();
+void end();       // forget the saved data (the step succeeded)
+void rollback();  // give every updated tensor its data back
+}  // namespace in_place_log
+
 // Defined with autograd: drops a dying leaf from the registry of leaves that require grad.
 void forget_grad_leaf(TensorImpl* impl);
 
-class TensorImpl {
+class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
  public:
   TensorImpl(ir::NodePtr pending, Device device);
   TensorImpl(BufferPtr data, Shape shape, DType dtype, Device device);
