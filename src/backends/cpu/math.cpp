@@ -8,10 +8,11 @@ namespace xlite::backends::cpu::math {
 namespace {
 llvm::Value* f(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); }
 
-// Horner's rule: coefficients from the highest power down.
+// Horner's rule, coefficients from the highest power down, with fused multiply-adds: half the
+// instructions of separate multiplies and adds, and one rounding per step.
 llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
   llvm::Value* y = nullptr;
-  for (double c : coefficients) y = y ? b.CreateFAdd(b.CreateFMul(y, x), f(b, c)) : f(b, c);
+  for (double c : coefficients) y = y ? b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {y, x, f(b, c)}) : f(b, c);
   return y;
 }
 
@@ -115,7 +116,7 @@ llvm::Value* d(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.
 
 llvm::Value* horner_d(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
   llvm::Value* y = nullptr;
-  for (double c : coefficients) y = y ? b.CreateFAdd(b.CreateFMul(y, x), d(b, c)) : d(b, c);
+  for (double c : coefficients) y = y ? b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {y, x, d(b, c)}) : d(b, c);
   return y;
 }
 }  // namespace
