@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 
-.PHONY: all deps build build-asan test test-release test-asan demo install clean
+.PHONY: all deps build build-asan test test-release test-asan demo install clean bench
 
 all: build
 
@@ -37,3 +37,8 @@ install: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
+
+# make bench  installs the libtorch peer if missing, builds build-bench/ and prints the table of goals
+bench:
+	bash scripts/install-bench-deps.sh
+	bash bench/run.sh

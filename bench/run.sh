@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the benchmarks in build-bench/ (cmake -DXLITE_BUILD_BENCH=ON), runs xlite and the libtorch peer with
+# their settings, and prints the table of the performance goals (also written to build-bench/bench-results/).
+#
+#   bash bench/run.sh            # or: make bench (installs the peer's packages first)
+#
+# Environment knobs: BENCH_BUILD (build dir, default build-bench), BENCH_JOBS (build jobs, default 1),
+# BENCH_RUNS (timed runs per measurement, >= 5, default 9), BENCH_THREADS (threads for both, default 2),
+# BENCH_REPEAT (how many times each program runs, alternating xlite and libtorch, default 3; the table
+# shows medians over the repeats, and each ratio is the median of the ratios within each repeat, so one
+# disturbed process does not decide; see bench/table.awk).
+# The machine should be otherwise idle: with another process on one of 2 cores, every 2-thread OpenMP loop
+# (xlite's, oneDNN's, libtorch's) runs 2-6x slower. The load average is printed before each program.
+#
+# Settings: xlite runs with OMP_NUM_THREADS=$BENCH_THREADS and nothing else set (OPENBLAS_CORETYPE is
+# removed from the environment; xlite does not use OpenBLAS). libtorch runs with the fair settings of
+# ../shared/design/MACHINE_FACTS.md: OPENBLAS_CORETYPE unset, OMP_WAIT_POLICY=PASSIVE,
+# GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=17179869184 and
+# $BENCH_THREADS threads. Every program prints its settings next to its numbers.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+build=${BENCH_BUILD:-build-bench}
+jobs=${BENCH_JOBS:-1}
+runs=${BENCH_RUNS:-9}
+threads=${BENCH_THREADS:-2}
+repeat=${BENCH_REPEAT:-3}
+out="$build/bench-results"
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXLITE_BUILD_BENCH=ON -DXLITE_BUILD_TESTS=OFF \
+  -DXLITE_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$build" -j "$jobs" --target xlite_bench
+have_torch=0
+if grep -q '^build torch_peer:' "$build/build.ninja"; then  # defined only when CMake found Torch
+  cmake --build "$build" -j "$jobs" --target torch_peer
+  have_torch=1
+fi
+mkdir -p "$out"
+
+torch_tunables="glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=17179869184"
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+{
+  echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "# cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
+  echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git status --porcelain 2>/dev/null | grep -qv '^??' && echo ' + uncommitted changes')"
+} >"$out/machine.txt"
+
+rm -f "$out"/xlite*.txt "$out"/compile*.txt "$out"/torch*.txt
+for i in $(seq 1 "$repeat"); do
+  rep=$(printf '%02d' "$i")  # zero-padded so the files sort in repeat order
+  echo "== [$i/$repeat] xlite (OMP_NUM_THREADS=$threads), load before: $(load)"
+  env -u OPENBLAS_CORETYPE OMP_NUM_THREADS="$threads" "$build/xlite_bench" all "$runs" | tee "$out/xlite.$rep.txt"
+  echo "== [$i/$repeat] xlite compile (fresh processes), load before: $(load)"
+  env -u OPENBLAS_CORETYPE OMP_NUM_THREADS="$threads" "$build/xlite_bench" compile "$runs" | tee "$out/compile.$rep.txt"
+  if [ "$have_torch" = 1 ]; then
+    echo "== [$i/$repeat] libtorch peer, load before: $(load)"
+    env -u OPENBLAS_CORETYPE OMP_NUM_THREADS="$threads" OMP_WAIT_POLICY=PASSIVE GLIBC_TUNABLES="$torch_tunables" \
+      "$build/torch_peer" all "$runs" | tee "$out/torch.$rep.txt"
+  fi
+done
+[ "$have_torch" = 1 ] || echo "== libtorch peer not built (Torch not found: run scripts/install-bench-deps.sh)"
+echo "# load after: $(load)" >>"$out/machine.txt"
+
+# The table of goals (see bench/table.awk for how repeats are combined).
+awk -f bench/table.awk "$out"/xlite.*.txt "$out"/compile.*.txt $( [ "$have_torch" = 1 ] && ls "$out"/torch.*.txt) >"$out/table.md"
+
+echo
+cat "$out/machine.txt"
+grep -h '^# settings' "$out/xlite.01.txt" "$out/compile.01.txt" $( [ "$have_torch" = 1 ] && echo "$out/torch.01.txt") || true
+echo "# each value: median over $repeat runs of each program of its medians over $runs timed runs"
+echo
+cat "$out/table.md"
+echo
+echo "Fusion decisions and checks:"
+grep -h '^#' "$out/xlite.01.txt" "$out/compile.01.txt" | grep -v '^# settings' || true
+echo
+echo "Raw results: $out/{xlite,compile,torch}.N.txt, table: $out/table.md"

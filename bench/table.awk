@@ -1,0 +1,72 @@
+# The table of the performance goals, from the `name value unit` lines of bench/xlite_bench.cpp and
+# bench/torch_peer.cpp. Usage (bench/run.sh does this):
+#   awk -f bench/table.awk xlite.1.txt ... xlite.N.txt compile.1.txt ... torch.1.txt ... torch.N.txt
+# Pass each program's files in repeat order: the i-th value of a name in the xlite files and the i-th in the
+# torch files are taken as one repeat. Times shown are medians over the repeats; a ratio is the median over
+# the repeats of the ratio within each repeat (same process for memcpy, oneDNN and eager mode; adjacent
+# processes for libtorch). ratio > 1 is better than the reference column; rows that bound the measured
+# value itself say "<=". Lines starting with '#' are notes and are skipped.
+  FNR == 1 { file++ }
+  /^#/ { next }
+  NF >= 2 { n[$1]++; all[$1, n[$1]] = $2 }
+  function median_of(k,   i, j, c, t, a) {
+    c = n[k]
+    for (i = 1; i <= c; i++) a[i] = all[k, i] + 0
+    for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+  }
+  function ratio_median(num, den,   i, j, c, t, a) {  # median over repeats of num/den of the same repeat
+    c = n[num] < n[den] ? n[num] : n[den]
+    for (i = 1; i <= c; i++) a[i] = all[num, i] / all[den, i]
+    for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+  }
+  function have(k) { return (k in v) }
+  function row(goal, measured, reference, ratio, target, met) {
+    printf("| %s | %s | %s | %s | %s | %s |\n", goal, measured, reference, ratio, target, met)
+  }
+  function ms(k) { return have(k) ? sprintf("%.2f ms", v[k]) : "n/a" }
+  function ratio_row(goal, mk, rk, target, label) {  # ratio = reference time / measured time
+    if (!have(mk) || !have(rk)) { row(goal, ms(mk), ms(rk), "n/a", ">= " target, "not measured"); return }
+    r = ratio_median(rk, mk)
+    row(goal, ms(mk), ms(rk) label, sprintf("%.3f", r), ">= " target, r >= target ? "**met**" : "missed")
+  }
+  END {
+    for (k in n) v[k] = median_of(k)
+    print "| goal | xlite | peer / limit (same run) | ratio | target | result |"
+    print "|---|---|---|---|---|---|"
+    ratio_row("chain of 10 elementwise ops, 16M f32, compiled vs memcpy of the same bytes", "chain10_16M.compiled_ms", "chain10_16M.memcpy_ms", 0.7, " (memcpy)")
+    ratio_row("same chain: compiled vs eager mode", "chain10_16M.compiled_vs_eager_pass_ms", "chain10_16M.eager_ms", 5, " (eager)")
+    ratio_row("(diagnostic) arithmetic-only chain of 10, compiled vs memcpy", "chain10arith_16M.compiled_ms", "chain10arith_16M.memcpy_ms", 0.7, " (memcpy)")
+    ratio_row("row softmax [8192,1024] vs memcpy of input+output bytes", "softmax_8192x1024.xlite_ms", "softmax_8192x1024.memcpy_ms", 0.5, " (memcpy)")
+    ratio_row("row softmax [8192,1024] vs libtorch", "softmax_8192x1024.xlite_ms", "softmax_8192x1024.torch_ms", 1, " (libtorch)")
+    ratio_row("layernorm [8192,1024] vs memcpy of input+output bytes", "layernorm_8192x1024.xlite_ms", "layernorm_8192x1024.memcpy_ms", 0.5, " (memcpy)")
+    ratio_row("layernorm [8192,1024] vs libtorch", "layernorm_8192x1024.xlite_ms", "layernorm_8192x1024.torch_ms", 1, " (libtorch)")
+    ratio_row("matmul 1024x1024x1024 vs dnnl_sgemm", "matmul_1024x1024x1024.xlite_ms", "matmul_1024x1024x1024.dnnl_ms", 0.9, " (oneDNN)")
+    ratio_row("matmul 512x768x3072 vs dnnl_sgemm", "matmul_512x768x3072.xlite_ms", "matmul_512x768x3072.dnnl_ms", 0.9, " (oneDNN)")
+    k = "eager_16elem.per_op_us"
+    if (have(k)) row("eager, cache hit, 16 elements: host time per op", sprintf("%.2f us", v[k]), "-", "-", "<= 3 us", v[k] <= 3 ? "**met**" : "missed")
+    t = "eager_16elem.torch_per_op_us"
+    if (have(k) && have(t)) row("eager per op vs libtorch eager (same 10-op sequence)", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), ">= 1", ratio_median(t, k) >= 1 ? "**met**" : "missed")
+    t = "eager_16elem.torch_inference_mode_per_op_us"
+    if (have(k) && have(t)) row("(info) eager per op vs libtorch under InferenceMode", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), "-", "-")
+    k = "compile_100.first_in_process_ms"
+    if (have(k)) row("compile ~100-node graph, cold: first compile in a fresh process", sprintf("%.1f ms", v[k]), "-", "-", "<= 300 ms", v[k] <= 300 ? "**met**" : "missed")
+    k = "compile_100.uncached_ms"
+    if (have(k)) row("compile ~100-node graph, cold: new graph, JIT already up", sprintf("%.1f ms", v[k]), "-", "-", "<= 300 ms", v[k] <= 300 ? "**met**" : "missed")
+    k = "compile_100.regions_cached_ms"
+    if (have(k)) row("second compile of the graph (program evicted, every region cached)", sprintf("%.2f ms", v[k]), "-", "-", "~0 (<= 1 ms)", v[k] <= 1 ? "**met**" : "missed")
+    k = "compile_200_joined.regions_cached_ms"
+    if (have(k)) row("new graph joining two compiled ones (every region cached)", sprintf("%.2f ms", v[k]), "-", "-", "~0 (<= 1 ms)", v[k] <= 1 ? "**met**" : "missed")
+    print ""
+    print "Context (not goals):"
+    if (have("chain10_16M.torch_ms")) printf("- libtorch eager chain of 10: %.2f ms (xlite compiled %.2f ms, xlite eager %.2f ms)\n", v["chain10_16M.torch_ms"], v["chain10_16M.compiled_ms"], v["chain10_16M.eager_ms"])
+    split("1024x1024x1024 512x768x3072", shapes, " ")
+    for (i = 1; i <= 2; i++) {
+      s = "matmul_" shapes[i]
+      if (have(s ".torch_ms")) printf("- %s: libtorch %.2f ms, xlite %.2f ms, dnnl_sgemm %.2f ms (%.0f / %.0f GFLOP/s xlite / dnnl)\n", s, v[s ".torch_ms"], v[s ".xlite_ms"], v[s ".dnnl_ms"], v[s ".xlite_GFLOPs"], v[s ".dnnl_GFLOPs"])
+    }
+    if (have("softmax_8192x1024.torch_memcpy_ms")) printf("- memcpy of 32 MiB: %.2f ms in the xlite run, %.2f ms in the libtorch run (machine state of the two runs)\n", v["softmax_8192x1024.memcpy_ms"], v["softmax_8192x1024.torch_memcpy_ms"])
+    printf("- memcpy bandwidth (read + write): %.1f GB/s on 64 MiB, %.1f GB/s on 32 MiB\n", v["chain10_16M.memcpy_GBps"], v["softmax_8192x1024.memcpy_GBps"])
+    if (have("eager_16elem.execute_part_us")) printf("- eager: of the time per op, running the one-op program takes %.2f us (median EagerOpExecuteTime)\n", v["eager_16elem.execute_part_us"])
+  }

@@ -1,0 +1,197 @@
+// The libtorch (PyTorch 1.13 C++, Debian libtorch-dev) peer of bench/xlite_bench.cpp: the same workloads,
+// timed the same way (warm-up, then the median of >= 5 runs), printed as `name value unit`.
+// Kept in its own program because a file including torch/torch.h takes ~25 s and ~1 GB to compile.
+//
+// Run it with the fair settings (bench/run.sh does): OPENBLAS_CORETYPE unset, OMP_WAIT_POLICY=PASSIVE,
+// GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=17179869184, 2 threads.
+//
+// Usage: torch_peer [all|elementwise|norm|matmul|eager] [runs]
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+int g_runs = 9;
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void emit(const std::string& name, double value, const char* unit) { std::printf("%s %.6g %s\n", name.c_str(), value, unit); }
+
+std::pair<double, double> time_pair(const std::function<void()>& a, const std::function<void()>& b, int warmup = 3) {
+  for (int i = 0; i < warmup; ++i) {
+    a();
+    b();
+  }
+  std::vector<double> ta, tb;
+  for (int r = 0; r < g_runs; ++r) {
+    // Alternate which side goes first, so neither always runs on the caches the other left.
+    const std::function<void()>& first = r % 2 ? b : a;
+    const std::function<void()>& second = r % 2 ? a : b;
+    double t0 = now_s();
+    first();
+    double t1 = now_s();
+    second();
+    double t2 = now_s();
+    (r % 2 ? tb : ta).push_back(t1 - t0);
+    (r % 2 ? ta : tb).push_back(t2 - t1);
+  }
+  return {median(ta), median(tb)};
+}
+
+struct Memcpy {
+  std::vector<char> src, dst;
+  explicit Memcpy(size_t bytes) : src(bytes, 1), dst(bytes, 2) {}
+  void operator()() {
+    std::memcpy(dst.data(), src.data(), src.size());
+    asm volatile("" ::"r"(dst.data()) : "memory");
+  }
+};
+
+torch::Tensor chain10(const torch::Tensor& x) {
+  torch::Tensor y = x * 1.5;
+  y = y + 0.25;
+  y = torch::abs(y);
+  y = torch::sqrt(y);
+  y = y - 0.5;
+  y = torch::relu(y);
+  y = torch::square(y);
+  y = torch::clamp_max(y, 4.0);
+  y = torch::tanh(y);
+  y = y * 0.5;
+  return y;
+}
+
+void bench_elementwise() {
+  const int64_t n = int64_t{1} << 24;
+  torch::manual_seed(1);
+  torch::Tensor x = torch::randn({n});
+  Memcpy copy(static_cast<size_t>(n) * sizeof(float));
+  auto run = [&] {
+    torch::Tensor y = chain10(x);
+    asm volatile("" ::"r"(y.data_ptr()) : "memory");
+  };
+  auto [t, t_memcpy] = time_pair(run, copy);
+  emit("chain10_16M.torch_ms", t * 1e3, "ms");
+  emit("chain10_16M.torch_memcpy_ms", t_memcpy * 1e3, "ms");
+}
+
+void bench_norm() {
+  const int64_t rows = 8192, cols = 1024;
+  torch::manual_seed(2);
+  torch::Tensor x = torch::randn({rows, cols});
+  torch::Tensor w = torch::rand({cols}) + 0.5;
+  torch::Tensor b = torch::randn({cols});
+  Memcpy copy(static_cast<size_t>(rows * cols) * sizeof(float));
+  auto softmax = [&] {
+    torch::Tensor y = torch::softmax(x, -1);
+    asm volatile("" ::"r"(y.data_ptr()) : "memory");
+  };
+  auto ln = [&] {
+    torch::Tensor y = torch::layer_norm(x, {cols}, w, b, 1e-5);
+    asm volatile("" ::"r"(y.data_ptr()) : "memory");
+  };
+  auto [t_s, t_m1] = time_pair(softmax, copy);
+  auto [t_l, t_m2] = time_pair(ln, copy);
+  emit("softmax_8192x1024.torch_ms", t_s * 1e3, "ms");
+  emit("softmax_8192x1024.torch_memcpy_ms", t_m1 * 1e3, "ms");
+  emit("layernorm_8192x1024.torch_ms", t_l * 1e3, "ms");
+  emit("layernorm_8192x1024.torch_memcpy_ms", t_m2 * 1e3, "ms");
+}
+
+void bench_matmul_shape(int64_t m, int64_t k, int64_t n) {
+  std::string tag = "matmul_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  torch::manual_seed(3);
+  torch::Tensor a = torch::randn({m, k}), b = torch::randn({k, n});
+  auto run = [&] {
+    torch::Tensor c = torch::matmul(a, b);
+    asm volatile("" ::"r"(c.data_ptr()) : "memory");
+  };
+  for (int i = 0; i < 3; ++i) run();
+  std::vector<double> t;
+  for (int r = 0; r < g_runs; ++r) {
+    double t0 = now_s();
+    run();
+    t.push_back(now_s() - t0);
+  }
+  emit(tag + ".torch_ms", median(t) * 1e3, "ms");
+}
+
+// The same 10-op sequence as eager_step in bench/xlite_bench.cpp.
+constexpr int kEagerOpsPerStep = 10;
+torch::Tensor eager_step(const torch::Tensor& a, const torch::Tensor& b) {
+  torch::Tensor t = a + b;
+  t = t * a;
+  t = torch::relu(t);
+  t = t - b;
+  t = torch::tanh(t);
+  t = torch::maximum(t, a);
+  t = torch::exp(t);
+  t = t * 0.5;
+  t = torch::neg(t);
+  return torch::sum(t, {0});
+}
+
+double eager_per_op() {
+  torch::manual_seed(4);
+  torch::Tensor a = torch::randn({16}), b = torch::randn({16});
+  const int steps = 2000;
+  auto run = [&] {
+    for (int s = 0; s < steps; ++s) {
+      torch::Tensor r = eager_step(a, b);
+      asm volatile("" ::"r"(&r) : "memory");
+    }
+  };
+  run();
+  std::vector<double> t;
+  for (int r = 0; r < g_runs; ++r) {
+    double t0 = now_s();
+    run();
+    t.push_back(now_s() - t0);
+  }
+  return median(t) / (steps * kEagerOpsPerStep);
+}
+
+void bench_eager() {
+  // Default mode (grad mode on, tensors that do not require grad): plain libtorch eager.
+  emit("eager_16elem.torch_per_op_us", eager_per_op() * 1e6, "us");
+  // InferenceMode skips autograd and version-counter bookkeeping: libtorch's fastest eager path.
+  c10::InferenceMode guard;
+  emit("eager_16elem.torch_inference_mode_per_op_us", eager_per_op() * 1e6, "us");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string what = argc > 1 ? argv[1] : "all";
+  if (argc > 2) g_runs = std::max(5, std::atoi(argv[2]));
+  torch::set_num_threads(2);
+  const char* env_names[] = {"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"};
+  std::string settings = "# settings: torch " TORCH_VERSION " threads=" + std::to_string(torch::get_num_threads());
+  for (const char* name : env_names) {
+    const char* v = std::getenv(name);
+    settings += std::string(" ") + name + "=" + (v ? v : "(unset)");
+  }
+  std::printf("%s runs=%d\n", settings.c_str(), g_runs);
+  if (what == "all" || what == "elementwise") bench_elementwise();
+  if (what == "all" || what == "norm") bench_norm();
+  if (what == "all" || what == "matmul") {
+    bench_matmul_shape(1024, 1024, 1024);
+    bench_matmul_shape(512, 768, 3072);
+  }
+  if (what == "all" || what == "eager") bench_eager();
+  return 0;
+}
