@@ -1,4 +1,4 @@
-# make demo   builds and runs the examples
+# make demo   builds and runs the examples (the last trains a character-level GPT for 300 steps)
 # make test   builds everything and runs every test, then again under AddressSanitizer and UBSan
 JOBS ?= $(shell nproc)
 BUILD ?= build
@@ -31,6 +31,7 @@ test: test-release test-asan
 demo: build
 	./$(BUILD)/lazy_cos_sin
 	./$(BUILD)/eager_and_metrics
+	./$(BUILD)/chargpt 300
 
 install: build
 	cmake --install $(BUILD)
