@@ -190,3 +190,19 @@ TEST(Autograd, FunctionalGrad) {
   EXPECT_EQ(grads[0].to_vector<float>(), (std::vector<float>{3, 4}));
   EXPECT_EQ(grads[1].to_vector<float>(), (std::vector<float>{1, 2}));
 }
+
+TEST(Autograd, Conv2dEveryAttribute) {
+  struct Case {
+    xl::Shape x, w;
+    std::vector<int64_t> stride, padding, dilation;
+    int64_t groups;
+  };
+  uint64_t seed = 30;
+  for (const Case& c : {Case{{2, 2, 5, 5}, {3, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1},
+                        Case{{1, 2, 7, 6}, {2, 2, 3, 2}, {2, 3}, {1, 0}, {1, 1}, 1},
+                        Case{{1, 4, 7, 7}, {4, 2, 2, 3}, {2, 1}, {2, 1}, {2, 2}, 2},
+                        Case{{1, 2, 6, 6}, {2, 1, 3, 3}, {3, 2}, {1, 1}, {1, 1}, 2}}) {
+    check_gradients([&](const auto& t) { return xl::conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups); },
+                    {input(c.x, seed++), input(c.w, seed++), input({c.w[0]}, seed++)}, 1e-5);
+  }
+}

@@ -263,3 +263,34 @@ TEST(CpuBackend, TransposedMatmulOperandsAreReadWithGemmFlags) {
   auto want = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
   for (int64_t i = 0; i < 3 * 5 * 6; ++i) EXPECT_NEAR(got[0]->as<float>()[i], want[0]->as<float>()[i], 1e-4) << i;
 }
+
+TEST(CpuBackend, RandomGraphFindingsStayFixed) {
+  // Each graph was a mismatch against the reference found by the random-graph tester.
+  auto run_both = [](const std::string& text, std::vector<xl::BufferPtr> args) {
+    auto graph = xl::ir::parse_graph(text);
+    auto cpu = xl::compiler::compile_with(graph, "cpu")->run(args);
+    auto ref = xl::compiler::compile_with(graph, "reference")->run(args);
+    return std::make_pair(cpu[0], ref[0]);
+  };
+  auto bytes = [](std::vector<uint8_t> v) {
+    auto b = xl::runtime::allocator(xl::device()).allocate(v.size());
+    std::memcpy(b->data(), v.data(), v.size());
+    return b;
+  };
+  // abs of u8 is the identity, not a signed 8-bit abs.
+  auto [a_cpu, a_ref] = run_both("%0 = parameter(index=0) : u8[2]\n%1 = abs(%0) : u8[2]\nreturn %1\n", {bytes({134, 200})});
+  EXPECT_EQ(a_cpu->as<uint8_t>()[0], 134);
+  EXPECT_EQ(a_cpu->as<uint8_t>()[1], a_ref->as<uint8_t>()[1]);
+  // An empty gather inside a concat reads nothing.
+  auto [c_cpu, c_ref] = run_both(
+      "%0 = parameter(index=0) : f32[0]\n%1 = parameter(index=1) : i64[0]\n%2 = gather(%0, %1, dim=0) : f32[0]\n"
+      "%3 = parameter(index=2) : f32[3]\n%4 = concat(%3, %2, dim=0) : f32[3]\nreturn %4\n",
+      {bytes({}), bytes({}), upload_floats({1, 2, 3})});
+  EXPECT_EQ(c_cpu->as<float>()[2], 3.0f);
+  // A convolution over zero input channels is zeros.
+  auto [v_cpu, v_ref] = run_both(
+      "%0 = parameter(index=0) : f32[1,0,4,1]\n%1 = parameter(index=1) : f32[2,0,3,1]\n"
+      "%2 = conv2d(%0, %1, stride=[1,1], lo=[0,0], hi=[0,0], dilation=[1,1], groups=1) : f32[1,2,2,1]\nreturn %2\n",
+      {bytes({}), bytes({})});
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(v_cpu->as<float>()[i], 0.0f);
+}

@@ -149,3 +149,19 @@ TEST(Passes, TypeChangingIdentitiesAreKept) {
             "%1 = broadcast(%0, shape=[3], dims=[0]) : f32[3]\n"
             "return %1\n");
 }
+
+TEST(Passes, DoubleLogicalNotOfANumberIsATruthTest) {
+  // Found by the random-graph tester: not(not x) may only drop out when x is already bool.
+  std::string text =
+      "%0 = parameter(index=0) : i64[3]\n"
+      "%1 = logical_not(%0) : bool[3]\n"
+      "%2 = logical_not(%1) : bool[3]\n"
+      "return %2\n";
+  EXPECT_EQ(run(compiler::passes::optimize, text), text);
+  EXPECT_EQ(run(compiler::passes::optimize,
+                "%0 = parameter(index=0) : bool[3]\n"
+                "%1 = logical_not(%0) : bool[3]\n"
+                "%2 = logical_not(%1) : bool[3]\n"
+                "return %2\n"),
+            "%0 = parameter(index=0) : bool[3]\nreturn %0\n");
+}

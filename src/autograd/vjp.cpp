@@ -62,6 +62,70 @@ Tensor unslice(Tensor g, const Shape& in_shape, const std::vector<int64_t>& star
 }
 
 Tensor swap_last_two(const Tensor& t) { return transpose(t, -1, -2); }
+
+Tensor conv(const Tensor& x, const Tensor& w, std::vector<int64_t> stride, std::vector<int64_t> lo, std::vector<int64_t> hi,
+            std::vector<int64_t> dilation, int64_t groups) {
+  ir::Attrs attrs;
+  attrs.set_ints(AttrKey::stride, std::move(stride)).set_ints(AttrKey::lo, std::move(lo)).set_ints(AttrKey::hi, std::move(hi))
+      .set_ints(AttrKey::dilation, std::move(dilation)).set_int(AttrKey::groups, groups);
+  return make_op(OpId::conv2d, {x, w}, std::move(attrs));
+}
+
+// d conv2d / d input: the output gradient, spread by the stride, convolved with the flipped kernel whose
+// input and output channels swap within each group.
+Tensor conv_input_grad(const Tensor& g, const Tensor& x, const Tensor& w, const ir::Attrs& attrs) {
+  const auto& stride = attrs.get_ints(AttrKey::stride);
+  const auto& lo = attrs.get_ints(AttrKey::lo);
+  const auto& dilation = attrs.get_ints(AttrKey::dilation);
+  const int64_t groups = attrs.get_int(AttrKey::groups);
+  const Shape& ws = w.shape();
+  const int64_t og = ws[0] / groups, cg = ws[1];
+  Tensor flipped = flip(reshape(transpose(reshape(w, {groups, og, cg, ws[2], ws[3]}), 1, 2), {groups * cg, og, ws[2], ws[3]}), {2, 3});
+  Tensor spread = g;
+  std::vector<int64_t> new_lo(2), new_hi(2);
+  for (int k = 0; k < 2; ++k) {
+    const int64_t dim = 2 + k, out = g.shape()[dim], span = dilation[k] * (ws[2 + k] - 1);
+    Shape full = spread.shape();
+    full[dim] = (out - 1) * stride[k] + 1;
+    std::vector<int64_t> start(4, 0), limit = full, step(4, 1);
+    step[dim] = stride[k];
+    spread = unslice(spread, full, start, limit, step);
+    // Padding that makes the stride-1 convolution of the spread gradient exactly input-sized; negative
+    // padding crops instead (input rows that no output window reached get a zero gradient).
+    new_lo[k] = span - lo[k];
+    new_hi[k] = x.shape()[dim] + span - full[dim] - new_lo[k];
+    if (new_lo[k] < 0) {
+      spread = slice(spread, dim, -new_lo[k]);
+      new_lo[k] = 0;
+    }
+    if (new_hi[k] < 0) {
+      spread = slice(spread, dim, 0, spread.shape()[dim] + new_hi[k]);
+      new_hi[k] = 0;
+    }
+  }
+  return conv(spread, flipped, {1, 1}, new_lo, new_hi, dilation, groups);
+}
+
+// d conv2d / d weight: per group, the input (batch as channels) convolved with the output gradient
+// (batch as channels), stride and dilation exchanged.
+Tensor conv_weight_grad(const Tensor& g, const Tensor& x, const Tensor& w, const ir::Attrs& attrs) {
+  const auto& stride = attrs.get_ints(AttrKey::stride);
+  const auto& lo = attrs.get_ints(AttrKey::lo);
+  const auto& hi = attrs.get_ints(AttrKey::hi);
+  const auto& dilation = attrs.get_ints(AttrKey::dilation);
+  const int64_t groups = attrs.get_int(AttrKey::groups);
+  const Shape& ws = w.shape();
+  const int64_t og = ws[0] / groups, cg = ws[1];
+  std::vector<Tensor> parts;
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    Tensor xg = transpose(slice(x, 1, gi * cg, (gi + 1) * cg), 0, 1);   // [cg, N, H, W]
+    Tensor gg = transpose(slice(g, 1, gi * og, (gi + 1) * og), 0, 1);   // [og, N, OH, OW]
+    Tensor r = conv(xg, gg, dilation, lo, hi, stride, 1);                // [cg, og, >=KH, >=KW]
+    r = slice(slice(r, 2, 0, ws[2]), 3, 0, ws[3]);
+    parts.push_back(transpose(r, 0, 1));                                 // [og, cg, KH, KW]
+  }
+  return parts.size() == 1 ? parts[0] : concat(parts, 0);
+}
 }  // namespace
 
 std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
@@ -174,6 +238,7 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
       return {g, Tensor(), gather(g, dim, in[1])};
     }
     case OpId::dot: return {matmul(g, swap_last_two(in[1])), matmul(swap_last_two(in[0]), g)};
+    case OpId::conv2d: return {conv_input_grad(g, in[0], in[1], attrs), conv_weight_grad(g, in[0], in[1], attrs)};
     default:
       ops::fail("no gradient for " + std::string(ir::op_name(node->op)) + " yet");
   }

@@ -118,7 +118,10 @@ class CpuExecutable final : public runtime::Executable {
           break;
         case RegionKind::Conv: {
           const ir::Instr& root = graph_.instrs[step.region.root];
-          step.conv = std::make_shared<Conv2d>(root, graph_.instrs[root.operands[0]].shape, graph_.instrs[root.operands[1]].shape);
+          const Shape& input = graph_.instrs[root.operands[0]].shape;
+          const Shape& weight = graph_.instrs[root.operands[1]].shape;
+          // With no input channels (or an empty batch) the sums are empty: zeros, no library call.
+          if (step.work > 0 && numel(input) > 0 && numel(weight) > 0) step.conv = std::make_shared<Conv2d>(root, input, weight);
           break;
         }
         case RegionKind::Matmul:
@@ -200,8 +203,8 @@ class CpuExecutable final : public runtime::Executable {
           break;
         }
         case RegionKind::Conv:
-          if (step.work > 0)
-            step.conv->run(slots[root.operands[0]]->as<float>(), slots[root.operands[1]]->as<float>(), out->as<float>());
+          if (step.conv) step.conv->run(slots[root.operands[0]]->as<float>(), slots[root.operands[1]]->as<float>(), out->as<float>());
+          else if (step.work > 0) std::memset(out->data(), 0, static_cast<size_t>(compiler::value_bytes(root)));
           break;
         case RegionKind::Fallback: {
           std::vector<BufferPtr> inputs;

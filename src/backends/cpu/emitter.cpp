@@ -223,7 +223,9 @@ class Emitter {
     const bool fp = is_floating(d);
     switch (op) {
       case OpId::neg: return fp ? b_.CreateFNeg(x) : b_.CreateSub(iconst(d, 0), x);
-      case OpId::abs: return fp ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
+      case OpId::abs:
+        if (fp) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+        return is_unsigned(d) ? x : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
       case OpId::relu:
         if (fp) return b_.CreateSelect(b_.CreateFCmpUGT(x, fconst(d, 0)), x, fconst(d, 0));  // NaN passes through
         return is_unsigned(d) ? x : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, iconst(d, 0));
@@ -540,6 +542,10 @@ class Emitter {
         int64_t base = 0;
         for (size_t k = 0; k < instr.operands.size(); ++k) {
           const Shape& s = operand_type(k).shape;
+          if (numel(s) == 0) {  // contributes no element; generating it would read empty buffers
+            base += s[dim];
+            continue;
+          }
           std::vector<llvm::Value*> in = out;
           llvm::Value* local = b_.CreateSub(out[dim], i64c(base));
           llvm::Value* inside = b_.CreateAnd(b_.CreateICmpSGE(local, i64c(0)), b_.CreateICmpSLT(local, i64c(s[dim])));
@@ -548,7 +554,7 @@ class Emitter {
           result = result ? b_.CreateSelect(inside, v, result) : v;
           base += s[dim];
         }
-        return result;
+        return result ? result : constant(d, 0);  // every operand empty: the loop never runs
       }
       case OpClass::Gather: {
         int64_t dim = instr.attrs.get_int(AttrKey::dim);

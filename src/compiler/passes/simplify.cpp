@@ -44,8 +44,11 @@ std::optional<int32_t> identity_of(const Rewriter& rw, const Instr& instr) {
       if (is_const(1, 1) && same_type(operand(0), instr)) return instr.operands[0];
       break;
     case OpId::neg:
-    case OpId::logical_not:
       if (operand(0).op == instr.op) return operand(0).operands[0];
+      break;
+    case OpId::logical_not:
+      // not(not x) is x only for bool x; for numbers it is x != 0.
+      if (operand(0).op == instr.op && rw.at(operand(0).operands[0]).dtype == DType::bool_) return operand(0).operands[0];
       break;
     case OpId::reshape:
     case OpId::convert:
