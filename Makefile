@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 
-.PHONY: all deps build build-asan test test-release test-asan demo install clean bench
+.PHONY: all deps build build-asan test test-release test-asan demo digits install clean bench
 
 all: build
 
@@ -32,6 +32,11 @@ demo: build
 	./$(BUILD)/lazy_cos_sin
 	./$(BUILD)/eager_and_metrics
 	./$(BUILD)/chargpt 300
+
+# An MLP and a CNN on the handwritten digits that Debian's python3-sklearn ships (fetched, not installed).
+digits: build
+	bash scripts/fetch-digits.sh
+	./$(BUILD)/digits data/digits.csv
 
 install: build
 	cmake --install $(BUILD)

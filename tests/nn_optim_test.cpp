@@ -171,3 +171,40 @@ TEST(Optim, TrainingLoopLearnsAndCompilesEachProgramOnce) {
   EXPECT_LT(last, first * 0.2f);
   EXPECT_EQ(xl::metrics::counter_value("UncachedCompile"), compiles_after_warmup);  // no recompiles
 }
+
+TEST(NnModule, PoolingKnownValuesAndGradients) {
+  auto x = xl::tensor(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 1, 4, 4});
+  EXPECT_EQ(xl::max_pool2d(x, {2}).to_vector<float>(), (std::vector<float>{6, 8, 14, 16}));
+  EXPECT_EQ(xl::avg_pool2d(x, {2}).to_vector<float>(), (std::vector<float>{3.5f, 5.5f, 11.5f, 13.5f}));
+  EXPECT_EQ(xl::max_pool2d(x, {3}, {1}).shape(), (xl::Shape{1, 1, 2, 2}));
+  EXPECT_EQ(xl::max_pool2d(x, {2}, {2}, {1}).to_vector<float>(), (std::vector<float>{1, 3, 4, 9, 11, 12, 13, 15, 16}));
+  EXPECT_THROW(xl::max_pool2d(x, {5}), xl::Error);
+  auto w = x.detach().requires_grad_();
+  xl::max_pool2d(w, {2}).sum().backward();
+  auto g = w.grad().to_vector<float>();
+  EXPECT_EQ(g[5], 1.0f);   // the max of the first window
+  EXPECT_EQ(g[0], 0.0f);
+}
+
+TEST(NnModule, SmallCnnLearns) {
+  xl::manual_seed(2);
+  nn::Sequential cnn({std::make_shared<nn::Conv2d>(1, 4, 3, 1, 1), std::make_shared<nn::ReLU>(),
+                      std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Flatten>(),
+                      std::make_shared<nn::Linear>(4 * 2 * 2, 2)});
+  // Class 0: bright top half; class 1: bright bottom half.
+  auto top = xl::concat({xl::ones({8, 1, 2, 4}), xl::zeros({8, 1, 2, 4})}, 2) + xl::randn({8, 1, 4, 4}) * 0.1;
+  auto bottom = xl::concat({xl::zeros({8, 1, 2, 4}), xl::ones({8, 1, 2, 4})}, 2) + xl::randn({8, 1, 4, 4}) * 0.1;
+  auto x = xl::concat({top, bottom});
+  auto y = xl::concat({xl::zeros({8}, xl::DType::i64), xl::ones({8}, xl::DType::i64)});
+  xl::optim::Adam opt(cnn.parameters(), 0.05);
+  float first = 0, last = 0;
+  for (int step = 0; step < 30; ++step) {
+    opt.zero_grad();
+    auto loss = nn::cross_entropy(cnn(x), y);
+    loss.backward();
+    opt.step();
+    xl::sync();
+    (step == 0 ? first : last) = loss.item<float>();
+  }
+  EXPECT_LT(last, first * 0.2f);
+}

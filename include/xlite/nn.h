@@ -68,6 +68,43 @@ class Embedding : public UnaryModule {
   Tensor weight;
 };
 
+// 2-D convolution over [N, C, H, W]; weight [out, in / groups, k, k] initialised U(-1/sqrt(fan_in), +).
+class Conv2d : public UnaryModule {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1, int64_t padding = 0,
+         int64_t dilation = 1, int64_t groups = 1, bool bias = true);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+  int64_t stride, padding, dilation, groups;
+};
+
+class MaxPool2d : public UnaryModule {
+ public:
+  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);  // stride 0: the kernel size
+  Tensor forward(const Tensor& x) override;
+  int64_t kernel, stride, padding;
+};
+
+class AvgPool2d : public UnaryModule {
+ public:
+  explicit AvgPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);
+  Tensor forward(const Tensor& x) override;
+  int64_t kernel, stride, padding;
+};
+
+class ReLU : public UnaryModule {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+
+// Flattens every dim from start_dim on.
+class Flatten : public UnaryModule {
+ public:
+  explicit Flatten(int64_t start_dim = 1) : start_dim(start_dim) {}
+  Tensor forward(const Tensor& x) override;
+  int64_t start_dim;
+};
+
 // Normalises the last dim: (x - mean) / sqrt(var + eps) * weight + bias.
 class LayerNorm : public UnaryModule {
  public:

@@ -127,6 +127,12 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt,
               std::vector<int64_t> stride = {1, 1}, std::vector<int64_t> padding = {0, 0},
               std::vector<int64_t> dilation = {1, 1}, int64_t groups = 1);
+// Pooling over windows of x [N, C, H, W]; stride defaults to the kernel size. Padding counts as -inf for
+// max and as zeros for average (PyTorch's count_include_pad).
+Tensor max_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride = {},
+                  std::vector<int64_t> padding = {0, 0});
+Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride = {},
+                  std::vector<int64_t> padding = {0, 0});
 // y = x w^T + bias, with w of shape [out_features, in_features].
 Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt);
 

@@ -25,6 +25,33 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias) {
 
 Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt); }
 
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride_, int64_t padding_,
+               int64_t dilation_, int64_t groups_, bool with_bias)
+    : stride(stride_), padding(padding_), dilation(dilation_), groups(groups_) {
+  if (groups < 1 || in_channels % groups != 0 || out_channels % groups != 0)
+    throw Error("[Conv2d] channels " + std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
+                " are not divisible by groups " + std::to_string(groups));
+  double bound = 1.0 / std::sqrt(static_cast<double>(in_channels / groups * kernel * kernel));
+  weight = register_parameter("weight", materialized(uniform({out_channels, in_channels / groups, kernel, kernel}, bound)));
+  if (with_bias) bias = register_parameter("bias", materialized(uniform({out_channels}, bound)));
+}
+
+Tensor Conv2d::forward(const Tensor& x) {
+  return conv2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, {stride, stride}, {padding, padding},
+                {dilation, dilation}, groups);
+}
+
+MaxPool2d::MaxPool2d(int64_t kernel_, int64_t stride_, int64_t padding_)
+    : kernel(kernel_), stride(stride_ == 0 ? kernel_ : stride_), padding(padding_) {}
+Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding}); }
+
+AvgPool2d::AvgPool2d(int64_t kernel_, int64_t stride_, int64_t padding_)
+    : kernel(kernel_), stride(stride_ == 0 ? kernel_ : stride_), padding(padding_) {}
+Tensor AvgPool2d::forward(const Tensor& x) { return avg_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding}); }
+
+Tensor ReLU::forward(const Tensor& x) { return relu(x); }
+Tensor Flatten::forward(const Tensor& x) { return flatten(x, start_dim); }
+
 Embedding::Embedding(int64_t num_embeddings, int64_t dim) {
   weight = register_parameter("weight", materialized(randn({num_embeddings, dim})));
 }

@@ -1,4 +1,6 @@
 // Indexing ops. Index values are checked where they are computed (by the backend).
+#include <cmath>
+
 #include "ops/op_support.h"
 #include "xlite/ops.h"
 
@@ -153,6 +155,44 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bia
     y = y + reshape(*bias, {1, ws[0], 1, 1});
   }
   return scope.finish(y);
+}
+
+namespace {
+// The windows of a pooling as a new leading dim: one strided slice of the padded input per kernel offset.
+Tensor pooling_windows(const Tensor& x, std::vector<int64_t>& kernel, std::vector<int64_t>& stride,
+                       std::vector<int64_t>& padding, double pad_value) {
+  const Shape& xs = ops::impl_of(x).shape();
+  if (xs.size() != 4) ops::fail("input must be [N, C, H, W], got " + shape_str(xs));
+  if (!is_floating(x.dtype())) ops::fail("needs a floating tensor, got " + std::string(dtype_name(x.dtype())));
+  if (stride.empty()) stride = kernel;
+  for (auto* list : {&kernel, &stride, &padding})
+    if (list->size() == 1) list->push_back(list->front());
+  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2) ops::fail("kernel, stride and padding take one or two values");
+  Shape out = xs;
+  for (int k = 0; k < 2; ++k) {
+    if (kernel[k] < 1 || stride[k] < 1 || padding[k] < 0 || 2 * padding[k] > kernel[k])
+      ops::fail("kernel and stride must be >= 1 and padding at most half the kernel");
+    if (xs[2 + k] + 2 * padding[k] < kernel[k]) ops::fail("kernel " + shape_str(kernel) + " is larger than the padded input " + shape_str(xs));
+    out[2 + k] = (xs[2 + k] + 2 * padding[k] - kernel[k]) / stride[k] + 1;
+  }
+  Tensor padded = pad(x, {padding[1], padding[1], padding[0], padding[0]}, pad_value);
+  std::vector<Tensor> windows;
+  for (int64_t i = 0; i < kernel[0]; ++i)
+    for (int64_t j = 0; j < kernel[1]; ++j)
+      windows.push_back(slice(slice(padded, 2, i, i + (out[2] - 1) * stride[0] + 1, stride[0]), 3, j,
+                              j + (out[3] - 1) * stride[1] + 1, stride[1]));
+  return stack(windows, 0);
+}
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+  OpScope scope("max_pool2d");
+  return scope.finish(max(pooling_windows(x, kernel, stride, padding, -INFINITY), {0}));
+}
+
+Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+  OpScope scope("avg_pool2d");
+  return scope.finish(mean(pooling_windows(x, kernel, stride, padding, 0.0), {0}));
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
