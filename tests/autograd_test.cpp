@@ -206,3 +206,27 @@ TEST(Autograd, Conv2dEveryAttribute) {
                     {input(c.x, seed++), input(c.w, seed++), input({c.w[0]}, seed++)}, 1e-5);
   }
 }
+
+TEST(Autograd, CustomVjpUsesTheGivenBackward) {
+  // A stable log(1 + exp(x)) whose backward is the sigmoid, given by hand.
+  auto softplus = xl::custom_vjp(
+      [](const std::vector<xl::Tensor>& in) { return xl::log1p(xl::exp(in[0])); },
+      [](const std::vector<xl::Tensor>& in, const xl::Tensor&, const xl::Tensor& g) {
+        return std::vector<xl::Tensor>{g * xl::sigmoid(in[0])};
+      });
+  check_gradients([&](const auto& t) { return softplus({t[0]}) * t[1]; }, {input({5}, 40), input({5}, 41)});
+  // The rule really is the user's: a deliberately wrong backward shows up in the gradient.
+  auto wrong = xl::custom_vjp([](const std::vector<xl::Tensor>& in) { return in[0] * 2.0; },
+                              [](const std::vector<xl::Tensor>&, const xl::Tensor&, const xl::Tensor& g) {
+                                return std::vector<xl::Tensor>{g * 7.0};
+                              });
+  auto w = xl::tensor(std::vector<float>{1, 2}).requires_grad_();
+  wrong({w}).sum().backward();
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{7, 7}));
+  auto bad = xl::custom_vjp([](const std::vector<xl::Tensor>& in) { return in[0] * 1.0; },
+                            [](const std::vector<xl::Tensor>&, const xl::Tensor&, const xl::Tensor& g) {
+                              return std::vector<xl::Tensor>{xl::sum(g)};
+                            });
+  auto v = xl::tensor(std::vector<float>{1, 2}).requires_grad_();
+  EXPECT_THROW(bad({v}).sum().backward(), xl::Error);  // gradient of the wrong shape
+}

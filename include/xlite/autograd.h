@@ -22,6 +22,14 @@ class NoGradGuard {
 };
 bool is_grad_enabled();
 
+// A function with a backward of its own (for custom kernels, or a cheaper or stabler gradient than the
+// one autodiff would derive). forward runs without recording gradients; backward(inputs, output,
+// output_grad) returns one gradient per input (an undefined Tensor for none).
+using CustomForward = std::function<Tensor(const std::vector<Tensor>&)>;
+using CustomBackward = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Tensor& output,
+                                                         const Tensor& output_grad)>;
+std::function<Tensor(const std::vector<Tensor>&)> custom_vjp(CustomForward forward, CustomBackward backward);
+
 // The gradients of fn's scalar result with respect to each input (functional form, like jax.grad).
 std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs);
 // The result and the gradients.

@@ -23,6 +23,40 @@ LeafRegistry& leaf_registry() {
   return *r;
 }
 
+// Results of custom_vjp functions: the node that carries the result, the inputs it was computed from and
+// the user's backward. Entries die with their node (weak key check on lookup).
+struct CustomRule {
+  std::weak_ptr<const ir::Node> node;
+  std::vector<ir::NodePtr> inputs;
+  CustomBackward backward;
+};
+struct CustomRules {
+  std::mutex mutex;
+  std::unordered_map<const ir::Node*, CustomRule> rules;
+  size_t purge_at = 64;
+};
+CustomRules& custom_rules() {
+  static CustomRules* r = new CustomRules();
+  return *r;
+}
+const CustomRule* custom_rule(const ir::Node* node) {
+  CustomRules& r = custom_rules();
+  std::lock_guard lock(r.mutex);
+  auto it = r.rules.find(node);
+  if (it == r.rules.end()) return nullptr;
+  if (it->second.node.expired()) {  // the address was reused by another node
+    r.rules.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+// What gradients flow into from a node: its operands, or for a custom function its inputs.
+const std::vector<ir::NodePtr>& gradient_sources(const ir::Node* node) {
+  if (const CustomRule* rule = custom_rule(node)) return rule->inputs;
+  return node->operands;
+}
+
 // Nodes that gradients flow through, producers before consumers.
 std::vector<ir::NodePtr> differentiable_order(const ir::NodePtr& root) {
   std::vector<ir::NodePtr> order;
@@ -31,8 +65,9 @@ std::vector<ir::NodePtr> differentiable_order(const ir::NodePtr& root) {
   seen[root.get()] = true;
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
-    if (next < node->operands.size()) {
-      const ir::NodePtr& operand = node->operands[next++];
+    const std::vector<ir::NodePtr>& sources = gradient_sources(node.get());
+    if (next < sources.size()) {
+      const ir::NodePtr& operand = sources[next++];
       if (operand->requires_grad && !seen[operand.get()]) {
         seen[operand.get()] = true;
         stack.push_back({operand, 0});
@@ -86,9 +121,25 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
     Tensor g = found->second;
     if (auto leaf = leaf_of.find(node); leaf != leaf_of.end()) accumulate(leaf->second, g);
     if (node->op == ir::OpId::parameter) continue;
-    std::vector<Tensor> grads = autograd::vjp(*it, g);
-    for (size_t k = 0; k < node->operands.size() && k < grads.size(); ++k) {
-      const ir::Node* operand = node->operands[k].get();
+    const CustomRule* rule = custom_rule(node);
+    std::vector<Tensor> grads;
+    if (rule) {
+      std::vector<Tensor> inputs;
+      for (const auto& input : rule->inputs) inputs.push_back(ops::wrap(input));
+      grads = rule->backward(inputs, ops::wrap(node->operands[0]), g);
+      if (grads.size() != inputs.size())
+        ops::fail("a custom backward returned " + std::to_string(grads.size()) + " gradients for " +
+                  std::to_string(inputs.size()) + " inputs");
+      for (size_t k = 0; k < grads.size(); ++k)
+        if (grads[k].defined() && grads[k].shape() != inputs[k].shape())
+          ops::fail("a custom backward gave gradient " + std::to_string(k) + " the shape " + shape_str(grads[k].shape()) +
+                    " for an input of shape " + shape_str(inputs[k].shape()));
+    } else {
+      grads = autograd::vjp(*it, g);
+    }
+    const std::vector<ir::NodePtr>& sources = gradient_sources(node);
+    for (size_t k = 0; k < sources.size() && k < grads.size(); ++k) {
+      const ir::Node* operand = sources[k].get();
       if (!operand->requires_grad || !grads[k].defined()) continue;
       auto [slot, inserted] = cotangent.try_emplace(operand, grads[k]);
       if (!inserted) slot->second = slot->second + grads[k];
@@ -163,6 +214,39 @@ std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor
   std::vector<Tensor> grads;
   for (const Tensor& leaf : leaves) grads.push_back(leaf.grad().defined() ? leaf.grad() : zeros_like(leaf));
   return {value.detach(), grads};
+}
+
+std::function<Tensor(const std::vector<Tensor>&)> custom_vjp(CustomForward forward, CustomBackward backward) {
+  return [forward = std::move(forward), backward = std::move(backward)](const std::vector<Tensor>& inputs) {
+    bool any = false;
+    std::vector<ir::NodePtr> nodes;
+    for (const Tensor& t : inputs) {
+      if (!t.defined()) throw Error("[custom_vjp] an input is undefined");
+      nodes.push_back(t.impl()->requires_grad() ? t.impl()->autograd_node() : t.impl()->node());
+      any = any || (nodes.back()->requires_grad && autograd::is_grad_enabled());
+    }
+    Tensor value;
+    {
+      NoGradGuard no_grad;
+      value = forward(inputs);
+    }
+    if (!any) return value;
+    // The result gets a node of its own (a no-op convert the passes remove) that carries the rule.
+    ir::Attrs attrs;
+    attrs.set_dtype(ir::AttrKey::dtype, value.dtype());
+    ir::NodePtr node = ir::make_node(ir::OpId::convert, {value.impl()->node()}, std::move(attrs), "custom_vjp", true);
+    {
+      CustomRules& r = custom_rules();
+      std::lock_guard lock(r.mutex);
+      r.rules[node.get()] = CustomRule{node, std::move(nodes), backward};
+      // Rules of dead results hold their inputs' graphs alive: drop them now and then.
+      if (r.rules.size() >= r.purge_at) {
+        std::erase_if(r.rules, [](const auto& entry) { return entry.second.node.expired(); });
+        r.purge_at = std::max<size_t>(64, 2 * r.rules.size());
+      }
+    }
+    return ops::wrap(node);
+  };
 }
 
 std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs) {
