@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing xlite needs on Debian 12, and only what is missing. Idempotent.
+# Extra package names given as arguments are installed the same way (scripts/install-bench-deps.sh).
 set -euo pipefail
 
-packages=(g++ cmake ninja-build make libgtest-dev llvm-19-dev libdnnl-dev nlohmann-json3-dev)
+packages=(g++ cmake ninja-build make libgtest-dev llvm-19-dev libdnnl-dev nlohmann-json3-dev "$@")
 
 missing=()
 for p in "${packages[@]}"; do
