@@ -17,49 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "timing.h"
+
 namespace {
 
-int g_runs = 9;
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-void emit(const std::string& name, double value, const char* unit) { std::printf("%s %.6g %s\n", name.c_str(), value, unit); }
-
-std::pair<double, double> time_pair(const std::function<void()>& a, const std::function<void()>& b, int warmup = 3) {
-  for (int i = 0; i < warmup; ++i) {
-    a();
-    b();
-  }
-  std::vector<double> ta, tb;
-  for (int r = 0; r < g_runs; ++r) {
-    // Alternate which side goes first, so neither always runs on the caches the other left.
-    const std::function<void()>& first = r % 2 ? b : a;
-    const std::function<void()>& second = r % 2 ? a : b;
-    double t0 = now_s();
-    first();
-    double t1 = now_s();
-    second();
-    double t2 = now_s();
-    (r % 2 ? tb : ta).push_back(t1 - t0);
-    (r % 2 ? ta : tb).push_back(t2 - t1);
-  }
-  return {median(ta), median(tb)};
-}
-
-struct Memcpy {
-  std::vector<char> src, dst;
-  explicit Memcpy(size_t bytes) : src(bytes, 1), dst(bytes, 2) {}
-  void operator()() {
-    std::memcpy(dst.data(), src.data(), src.size());
-    asm volatile("" ::"r"(dst.data()) : "memory");
-  }
-};
+using namespace bench_timing;  // g_runs, now_s, median, emit, time_pair, Memcpy
 
 torch::Tensor chain10(const torch::Tensor& x) {
   torch::Tensor y = x * 1.5;

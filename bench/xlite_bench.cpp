@@ -25,59 +25,18 @@
 
 #include <xlite/xlite.h>
 
+#include "timing.h"
+
 namespace xl = xlite;
 
 namespace {
 
-int g_runs = 9;  // timed runs per measurement (>= 5)
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-void emit(const std::string& name, double value, const char* unit) { std::printf("%s %.6g %s\n", name.c_str(), value, unit); }
+using namespace bench_timing;  // g_runs, now_s, median, emit, time_pair, Memcpy
 
 void note(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) std::printf("# %s\n", line.c_str());
 }
-
-// Times a and b alternately (warm-up runs first), so both see the same state of the machine.
-// Returns the medians in seconds.
-std::pair<double, double> time_pair(const std::function<void()>& a, const std::function<void()>& b, int warmup = 3) {
-  for (int i = 0; i < warmup; ++i) {
-    a();
-    b();
-  }
-  std::vector<double> ta, tb;
-  for (int r = 0; r < g_runs; ++r) {
-    // Alternate which side goes first, so neither always runs on the caches the other left.
-    const std::function<void()>& first = r % 2 ? b : a;
-    const std::function<void()>& second = r % 2 ? a : b;
-    double t0 = now_s();
-    first();
-    double t1 = now_s();
-    second();
-    double t2 = now_s();
-    (r % 2 ? tb : ta).push_back(t1 - t0);
-    (r % 2 ? ta : tb).push_back(t2 - t1);
-  }
-  return {median(ta), median(tb)};
-}
-
-// A plain memcpy of `bytes` bytes between two buffers touched beforehand (no page faults in the timing).
-struct Memcpy {
-  std::vector<char> src, dst;
-  explicit Memcpy(size_t bytes) : src(bytes, 1), dst(bytes, 2) {}
-  void operator()() {
-    std::memcpy(dst.data(), src.data(), src.size());
-    asm volatile("" ::"r"(dst.data()) : "memory");
-  }
-};
 
 // A 64-byte aligned float array holding a copy of the data.
 struct Aligned {

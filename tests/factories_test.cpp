@@ -10,14 +10,11 @@
 
 #include <xlite/xlite.h>
 
+#include "test_support.h"
+
 namespace {
 
-using xlite::DType;
-using xlite::Shape;
-using xlite::Tensor;
-
-using FV = std::vector<float>;
-using LV = std::vector<int64_t>;
+using namespace xlite_test;
 
 double Mean(const std::vector<float>& v) {
   double s = 0;
@@ -29,18 +26,6 @@ double Variance(const std::vector<float>& v) {
   double m = Mean(v), s = 0;
   for (float x : v) s += (x - m) * (x - m);
   return s / static_cast<double>(v.size());
-}
-
-template <class Fn>
-std::string ErrorMessage(Fn&& fn) {
-  try {
-    fn();
-  } catch (const xlite::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("non-xlite exception: ") + e.what();
-  }
-  return "no exception";
 }
 
 }  // namespace

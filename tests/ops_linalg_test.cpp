@@ -8,41 +8,28 @@
 
 #include <xlite/xlite.h>
 
+#include "test_support.h"
+
 namespace {
 
+// Using-declarations rather than `using namespace xlite_test;`: this file keeps its own ExpectClose.
+using xlite_test::ErrorMessage;
+using xlite_test::F32;
+using xlite_test::F64;
+using xlite_test::I32;
+using xlite_test::I64;
+using xlite_test::Iota;
 using xlite::DType;
 using xlite::Shape;
 using xlite::Tensor;
 
-Tensor F32(const std::vector<float>& v) { return xlite::tensor(v); }
-Tensor F32(const std::vector<float>& v, const Shape& s) { return xlite::tensor(v, s); }
-Tensor F64(const std::vector<double>& v, const Shape& s) { return xlite::tensor(v, s); }
-Tensor I32(const std::vector<int32_t>& v, const Shape& s) { return xlite::tensor(v, s); }
-Tensor I64(const std::vector<int64_t>& v, const Shape& s) { return xlite::tensor(v, s); }
-
-Tensor Iota(const Shape& shape) {
-  std::vector<float> v(static_cast<size_t>(xlite::numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  return xlite::tensor(v, shape);
-}
-
+// Unlike xlite_test::ExpectClose: default atol 1e-5 (not 1e-6) and a plain EXPECT_NEAR per element,
+// with no NaN/infinity cases.
 void ExpectClose(const std::vector<float>& got, const std::vector<double>& want, double rtol = 1e-5,
                  double atol = 1e-5) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << "at " << i;
-}
-
-template <class Fn>
-std::string ErrorMessage(Fn&& fn) {
-  try {
-    fn();
-  } catch (const xlite::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("non-xlite exception: ") + e.what();
-  }
-  return "no exception";
 }
 
 Tensor A23() { return F32({1, 2, 3, 4, 5, 6}, {2, 3}); }

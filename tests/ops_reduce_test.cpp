@@ -9,23 +9,11 @@
 
 #include <xlite/xlite.h>
 
+#include "test_support.h"
+
 namespace {
 
-using xlite::DType;
-using xlite::Shape;
-using xlite::Tensor;
-
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-Tensor F32(const std::vector<float>& v) { return xlite::tensor(v); }
-Tensor F32(const std::vector<float>& v, const Shape& s) { return xlite::tensor(v, s); }
-Tensor F64(const std::vector<double>& v) { return xlite::tensor(v); }
-Tensor I32(const std::vector<int32_t>& v) { return xlite::tensor(v); }
-Tensor I32(const std::vector<int32_t>& v, const Shape& s) { return xlite::tensor(v, s); }
-Tensor I64(const std::vector<int64_t>& v) { return xlite::tensor(v); }
-Tensor U8(const std::vector<uint8_t>& v) { return xlite::tensor(v); }
-Tensor Bool(const std::vector<bool>& v) { return xlite::tensor(v); }
+using namespace xlite_test;
 
 // [[1,2,3],[4,5,6]]
 Tensor M23() { return F32({1, 2, 3, 4, 5, 6}, {2, 3}); }
@@ -34,32 +22,6 @@ Tensor A234() {
   std::vector<float> v(24);
   for (int i = 0; i < 24; ++i) v[i] = float(i);
   return xlite::tensor(v, Shape{2, 3, 4});
-}
-
-void ExpectClose(const std::vector<float>& got, const std::vector<double>& want, double rtol = 1e-5,
-                 double atol = 1e-6) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "at " << i << ": got " << got[i] << ", want NaN";
-    } else if (std::isinf(want[i])) {
-      EXPECT_EQ(static_cast<double>(got[i]), want[i]) << "at " << i;
-    } else {
-      EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << "at " << i;
-    }
-  }
-}
-
-template <class Fn>
-std::string ErrorMessage(Fn&& fn) {
-  try {
-    fn();
-  } catch (const xlite::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("non-xlite exception: ") + e.what();
-  }
-  return "no exception";
 }
 
 }  // namespace

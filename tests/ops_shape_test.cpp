@@ -9,43 +9,9 @@
 
 #include <xlite/xlite.h>
 
-namespace {
+#include "test_support.h"
 
-using xlite::DType;
-using xlite::Shape;
-using xlite::Tensor;
-
-Tensor F32(const std::vector<float>& v) { return xlite::tensor(v); }
-Tensor F32(const std::vector<float>& v, const Shape& s) { return xlite::tensor(v, s); }
-Tensor I32(const std::vector<int32_t>& v) { return xlite::tensor(v); }
-Tensor I32(const std::vector<int32_t>& v, const Shape& s) { return xlite::tensor(v, s); }
-Tensor I64(const std::vector<int64_t>& v) { return xlite::tensor(v); }
-Tensor Bool(const std::vector<bool>& v, const Shape& s) { return xlite::tensor(v, s); }
-
-// Values 0, 1, ..., n-1 in the given shape (f32).
-Tensor Iota(const Shape& shape) {
-  std::vector<float> v(static_cast<size_t>(xlite::numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  return xlite::tensor(v, shape);
-}
-
-std::vector<float> Vals(const Tensor& t) { return t.to_vector<float>(); }
-
-template <class Fn>
-std::string ErrorMessage(Fn&& fn) {
-  try {
-    fn();
-  } catch (const xlite::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("non-xlite exception: ") + e.what();
-  }
-  return "no exception";
-}
-
-using FV = std::vector<float>;
-
-}  // namespace
+using namespace xlite_test;
 
 // ---------------------------------------------------------------- reshape / view / flatten
 

@@ -29,7 +29,7 @@ SGD::SGD(std::vector<Tensor> params, double lr, SGDOptions options) : Optimizer(
 void SGD::step() {
   NoGradGuard no_grad;
   if (velocity_.empty() && options_.momentum != 0)
-    for (const Tensor& p : params_) velocity_.push_back(Tensor());
+    velocity_.resize(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor p = params_[i];
     Tensor g = p.grad();
