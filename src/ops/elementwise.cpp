@@ -42,11 +42,10 @@ Tensor as_operand_tensor(const Operand& o, DType dtype, const Shape& shape) {
   return ops::broadcast_to_shape(t, shape);
 }
 
-Tensor binary(const char* name, OpId op, BinaryKind kind, const Operand& a, const Operand& b) {
-  OpScope scope(name);
+// The broadcast shape of the tensor operands (starting from `shape`) and their promoted dtype.
+DType common_type(const Operand& a, const Operand& b, Shape& shape) {
   std::vector<const Tensor*> tensors;
   std::vector<Scalar> scalars;
-  Shape shape;
   for (const Operand* o : {&a, &b}) {
     if (o->tensor) {
       tensors.push_back(o->tensor);
@@ -55,7 +54,13 @@ Tensor binary(const char* name, OpId op, BinaryKind kind, const Operand& a, cons
       scalars.push_back(*o->scalar);
     }
   }
-  DType dtype = ops::result_type(tensors, scalars);
+  return ops::result_type(tensors, scalars);
+}
+
+Tensor binary(const char* name, OpId op, BinaryKind kind, const Operand& a, const Operand& b) {
+  OpScope scope(name);
+  Shape shape;
+  DType dtype = common_type(a, b, shape);
   switch (kind) {
     case BinaryKind::true_division:
       if (!is_floating(dtype)) dtype = ops::default_float();
@@ -169,18 +174,8 @@ Tensor where_impl(const Tensor& cond, const Operand& a, const Operand& b) {
   OpScope scope("where");
   if (ops::impl_of(cond).dtype() != DType::bool_)
     ops::fail("condition must be bool, got " + std::string(dtype_name(cond.dtype())));
-  std::vector<const Tensor*> tensors;
-  std::vector<Scalar> scalars;
   Shape shape = cond.shape();
-  for (const Operand* o : {&a, &b}) {
-    if (o->tensor) {
-      tensors.push_back(o->tensor);
-      shape = ops::broadcast_shapes(shape, ops::impl_of(*o->tensor).shape());
-    } else {
-      scalars.push_back(*o->scalar);
-    }
-  }
-  DType dtype = ops::result_type(tensors, scalars);
+  DType dtype = common_type(a, b, shape);
   return scope.finish(ops::make(OpId::select, {ops::broadcast_to_shape(cond, shape), as_operand_tensor(a, dtype, shape),
                                                as_operand_tensor(b, dtype, shape)}));
 }

@@ -16,7 +16,9 @@ int64_t checked_index(const ir::Instr& instr, const Value& index, int64_t i, int
   return v;
 }
 
-void gather(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
+// Copies x at the output's position with dim replaced by an index value. gather reads the index at the
+// output's own position; index_select at the output's coordinate along dim.
+void select_along(const ir::Instr& instr, std::span<const Value* const> in, Value& out, bool per_element) {
   const Value& x = *in[0];
   int64_t dim = instr.attrs.get_int(AttrKey::dim);
   std::vector<int64_t> strides = strides_of(x.shape);
@@ -24,23 +26,13 @@ void gather(const ir::Instr& instr, std::span<const Value* const> in, Value& out
   int64_t size = dtype_size(x.dtype);
   for (int64_t o = 0; o < out.numel; ++o) {
     unravel(o, out.shape, index);
-    index[dim] = checked_index(instr, *in[1], o, dim, x.shape[dim]);
+    index[dim] = checked_index(instr, *in[1], per_element ? o : index[dim], dim, x.shape[dim]);
     std::memcpy(out.buffer->as<char>() + o * size, x.buffer->as<char>() + ravel(index, strides) * size, size);
   }
 }
 
-void index_select(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
-  const Value& x = *in[0];
-  int64_t dim = instr.attrs.get_int(AttrKey::dim);
-  std::vector<int64_t> strides = strides_of(x.shape);
-  std::vector<int64_t> index;
-  int64_t size = dtype_size(x.dtype);
-  for (int64_t o = 0; o < out.numel; ++o) {
-    unravel(o, out.shape, index);
-    index[dim] = checked_index(instr, *in[1], index[dim], dim, x.shape[dim]);
-    std::memcpy(out.buffer->as<char>() + o * size, x.buffer->as<char>() + ravel(index, strides) * size, size);
-  }
-}
+void gather(const ir::Instr& instr, std::span<const Value* const> in, Value& out) { select_along(instr, in, out, true); }
+void index_select(const ir::Instr& instr, std::span<const Value* const> in, Value& out) { select_along(instr, in, out, false); }
 
 void scatter_add(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
   const Value& x = *in[0];
