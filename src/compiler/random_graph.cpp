@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "compiler/cache.h"
-#include "core/half.h"
+#include "core/elements.h"
 #include "ir/node.h"
 #include "runtime/allocator.h"
 #include "xlite/error.h"
@@ -1073,25 +1073,8 @@ class Generator {
 };
 
 // ---- reading elements for the comparison ----
-double element_f(const Buffer& b, DType d, int64_t i) {
-  switch (d) {
-    case DType::f32: return b.as<float>()[i];
-    case DType::f64: return b.as<double>()[i];
-    case DType::f16: return f16_to_float(b.as<uint16_t>()[i]);
-    case DType::bf16: return bf16_to_float(b.as<uint16_t>()[i]);
-    default: return 0;
-  }
-}
-
-int64_t element_i(const Buffer& b, DType d, int64_t i) {
-  switch (d) {
-    case DType::i32: return b.as<int32_t>()[i];
-    case DType::i64: return b.as<int64_t>()[i];
-    case DType::u8: return b.as<uint8_t>()[i];
-    case DType::bool_: return b.as<uint8_t>()[i] != 0;
-    default: return 0;
-  }
-}
+double element_f(const Buffer& b, DType d, int64_t i) { return read_element_f64(b.data(), d, i); }
+int64_t element_i(const Buffer& b, DType d, int64_t i) { return read_integer_element(b.data(), d, i); }
 
 std::string format_float(double v) {
   char buf[48];

@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/half.h"
+#include "core/elements.h"
 #include "lazy/sync.h"
 #include "xlite/error.h"
 #include "xlite/metrics.h"
@@ -20,32 +20,12 @@ const Buffer& materialized(const Tensor& t, const char* op) {
   return *impl->data();
 }
 
-// Reads element i as double (floats) and as int64 (everything else) through one switch on the dtype.
-double element_f(const Buffer& b, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::f32: return b.as<float>()[i];
-    case DType::f64: return b.as<double>()[i];
-    case DType::f16: return f16_to_float(b.as<uint16_t>()[i]);
-    case DType::bf16: return bf16_to_float(b.as<uint16_t>()[i]);
-    case DType::i32: return b.as<int32_t>()[i];
-    case DType::i64: return static_cast<double>(b.as<int64_t>()[i]);
-    case DType::u8: return b.as<uint8_t>()[i];
-    case DType::bool_: return b.as<uint8_t>()[i] != 0;
-  }
-  return 0;
-}
+double element_f(const Buffer& b, DType dtype, int64_t i) { return read_element_f64(b.data(), dtype, i); }
 
 int64_t element_i(const Buffer& b, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::i32: return b.as<int32_t>()[i];
-    case DType::i64: return b.as<int64_t>()[i];
-    case DType::u8: return b.as<uint8_t>()[i];
-    case DType::bool_: return b.as<uint8_t>()[i] != 0;
-    default: {
-      double v = element_f(b, dtype, i);
-      return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
-    }
-  }
+  if (!is_floating(dtype)) return read_integer_element(b.data(), dtype, i);
+  double v = element_f(b, dtype, i);
+  return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
 }
 
 template <class T>

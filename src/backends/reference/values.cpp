@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "backends/reference/kernels.h"
-#include "core/half.h"
+#include "core/elements.h"
 #include "runtime/allocator.h"
 
 namespace xlite::backends::reference {
@@ -14,37 +14,16 @@ Value allocate_value(const Shape& shape, DType dtype) {
   return Value{std::move(buffer), shape, dtype, n};
 }
 
-double load_f(const Value& v, int64_t i) {
-  const void* p = v.buffer->data();
-  switch (v.dtype) {
-    case DType::f32: return static_cast<const float*>(p)[i];
-    case DType::f64: return static_cast<const double*>(p)[i];
-    case DType::f16: return f16_to_float(static_cast<const uint16_t*>(p)[i]);
-    case DType::bf16: return bf16_to_float(static_cast<const uint16_t*>(p)[i]);
-    case DType::i32: return static_cast<const int32_t*>(p)[i];
-    case DType::i64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case DType::u8: return static_cast<const uint8_t*>(p)[i];
-    case DType::bool_: return static_cast<const uint8_t*>(p)[i] != 0;
-  }
-  return 0;
-}
+double load_f(const Value& v, int64_t i) { return read_element_f64(v.buffer->data(), v.dtype, i); }
 
 int64_t load_i(const Value& v, int64_t i) {
-  const void* p = v.buffer->data();
-  switch (v.dtype) {
-    case DType::i32: return static_cast<const int32_t*>(p)[i];
-    case DType::i64: return static_cast<const int64_t*>(p)[i];
-    case DType::u8: return static_cast<const uint8_t*>(p)[i];
-    case DType::bool_: return static_cast<const uint8_t*>(p)[i] != 0;
-    default: {
-      // Float to integer truncates toward zero; NaN gives 0 and out-of-range values saturate.
-      double x = load_f(v, i);
-      if (std::isnan(x)) return 0;
-      if (x >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
-      if (x <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
-      return static_cast<int64_t>(x);
-    }
-  }
+  if (!is_floating(v.dtype)) return read_integer_element(v.buffer->data(), v.dtype, i);
+  // Float to integer truncates toward zero; NaN gives 0 and out-of-range values saturate.
+  double x = load_f(v, i);
+  if (std::isnan(x)) return 0;
+  if (x >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (x <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
 }
 
 void store_f(const Value& v, int64_t i, double x) {

@@ -6,7 +6,7 @@
 #include "compiler/cache.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
-#include "core/half.h"
+#include "core/elements.h"
 #include "xlite/error.h"
 
 namespace xlite::compiler::passes {
@@ -31,20 +31,6 @@ bool foldable(const Instr& instr) {
   }
 }
 
-double read_scalar(const Buffer& b, DType dtype) {
-  switch (dtype) {
-    case DType::f32: return *b.as<float>();
-    case DType::f64: return *b.as<double>();
-    case DType::f16: return f16_to_float(*b.as<uint16_t>());
-    case DType::bf16: return bf16_to_float(*b.as<uint16_t>());
-    case DType::i32: return *b.as<int32_t>();
-    case DType::i64: return static_cast<double>(*b.as<int64_t>());
-    case DType::u8:
-    case DType::bool_: return *b.as<uint8_t>();
-  }
-  return 0;
-}
-
 // Runs one instruction on constant operands; nullopt when it throws (left for run time to report).
 std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
   ir::Graph g;
@@ -57,7 +43,7 @@ std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
   g.outputs = {static_cast<int32_t>(g.instrs.size() - 1)};
   try {
     auto result = compile_with(g, "reference")->run({});
-    double value = read_scalar(*result[0], instr.dtype);
+    double value = read_element_f64(result[0]->data(), instr.dtype, 0);
     if (!is_floating(instr.dtype) && std::fabs(value) > 9007199254740992.0) return std::nullopt;  // not exact in a double
     return value;
   } catch (const Error&) {
