@@ -163,10 +163,8 @@ void TensorImpl::set_requires_grad(bool requires_grad) {
   requires_grad_ = requires_grad;
   grad_node_.reset();
   if (pending_) {
-    // A pending leaf gets a node of its own that carries the flag (a no-op convert, removed by the passes).
-    ir::Attrs attrs;
-    attrs.set_dtype(ir::AttrKey::dtype, dtype_);
-    pending_ = ir::make_node(ir::OpId::convert, {pending_}, std::move(attrs), "requires_grad_", requires_grad);
+    // A pending leaf gets a node of its own that carries the flag.
+    pending_ = ir::make_identity(pending_, "requires_grad_", requires_grad);
   }
   data_leaf_.reset();
 }
@@ -200,9 +198,7 @@ Tensor Tensor::detach() const {
   NoGradGuard no_grad;
   const TensorImpl& impl = ops::impl_of(*this);
   if (!impl.is_pending()) return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
-  ir::Attrs attrs;
-  attrs.set_dtype(ir::AttrKey::dtype, impl.dtype());
-  return ops::wrap(ir::make_node(ir::OpId::convert, {impl.pending()}, std::move(attrs), "detach", false));
+  return ops::wrap(ir::make_identity(impl.pending(), "detach", false));
 }
 
 std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
@@ -231,10 +227,8 @@ std::function<Tensor(const std::vector<Tensor>&)> custom_vjp(CustomForward forwa
       value = forward(inputs);
     }
     if (!any) return value;
-    // The result gets a node of its own (a no-op convert the passes remove) that carries the rule.
-    ir::Attrs attrs;
-    attrs.set_dtype(ir::AttrKey::dtype, value.dtype());
-    ir::NodePtr node = ir::make_node(ir::OpId::convert, {value.impl()->node()}, std::move(attrs), "custom_vjp", true);
+    // The result gets a node of its own that carries the rule.
+    ir::NodePtr node = ir::make_identity(value.impl()->node(), "custom_vjp", true);
     {
       CustomRules& r = custom_rules();
       std::lock_guard lock(r.mutex);

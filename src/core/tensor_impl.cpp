@@ -67,9 +67,7 @@ void TensorImpl::set_pending(ir::NodePtr node) {
   grad_node_ = node->requires_grad && !requires_grad_ ? node : nullptr;
   if (requires_grad_ && !node->requires_grad) {
     // A leaf updated in place (an optimizer step) stays a leaf that gradients flow to.
-    ir::Attrs attrs;
-    attrs.set_dtype(ir::AttrKey::dtype, dtype_);
-    node = ir::make_node(ir::OpId::convert, {node}, std::move(attrs), "requires_grad_", true);
+    node = ir::make_identity(std::move(node), "requires_grad_", true);
   }
   if (!pending_) live_tensors::add(this);
   pending_ = std::move(node);

@@ -46,6 +46,12 @@ NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const cha
   return node;
 }
 
+NodePtr make_identity(NodePtr value, const char* origin, bool requires_grad) {
+  Attrs attrs;
+  attrs.set_dtype(AttrKey::dtype, value->dtype);
+  return make_node(OpId::convert, {std::move(value)}, std::move(attrs), origin, requires_grad);
+}
+
 NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad) {
   auto node = std::make_shared<Node>();
   node->requires_grad = requires_grad;

@@ -45,6 +45,9 @@ struct Node {
 TypedShape infer_type(OpId op, std::span<const TypedShape> operands, const Attrs& attrs);
 
 NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "", bool requires_grad = false);
+// The same value under a node of its own (a convert to its own dtype, which the passes remove), to carry
+// autograd metadata the original node must not get.
+NodePtr make_identity(NodePtr value, const char* origin, bool requires_grad);
 // A leaf standing for device data of the given type.
 NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad = false);
 
