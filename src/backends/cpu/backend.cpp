@@ -133,6 +133,10 @@ class CpuExecutable final : public runtime::Executable {
       steps_.push_back(std::move(step));
     }
     freed_after_ = compiler::last_uses(graph_, reads);
+    parameter_instr_.assign(graph_.num_parameters, -1);
+    for (size_t i = 0; i < graph_.instrs.size(); ++i)
+      if (graph_.instrs[i].op == ir::OpId::parameter)
+        parameter_instr_[graph_.instrs[i].attrs.get_int(ir::AttrKey::index)] = static_cast<int32_t>(i);
     last_read_.assign(graph_.instrs.size(), -1);
     for (size_t s = 0; s < reads.size(); ++s)
       for (int32_t v : reads[s]) last_read_[v] = static_cast<int64_t>(s);
@@ -150,11 +154,9 @@ class CpuExecutable final : public runtime::Executable {
     auto it = step_of_.find(out);
     if (it == step_of_.end()) return -1;
     const Step& step = steps_[it->second];
-    int32_t param = -1;
-    for (size_t i = 0; i < graph_.instrs.size(); ++i)
-      if (graph_.instrs[i].op == ir::OpId::parameter && graph_.instrs[i].attrs.get_int(ir::AttrKey::index) == d.argument)
-        param = static_cast<int32_t>(i);
-    if (param < 0 || step.region.kind != RegionKind::Loop) return -1;
+    if (d.argument < 0 || d.argument >= static_cast<int32_t>(parameter_instr_.size())) return -1;
+    const int32_t param = parameter_instr_[d.argument];
+    if (step.region.kind != RegionKind::Loop) return -1;
     if (compiler::value_bytes(graph_.instrs[param]) != compiler::value_bytes(graph_.instrs[out])) return -1;
     for (int32_t o : graph_.outputs)
       if (o == param) return -1;  // the argument is itself a result
@@ -173,8 +175,7 @@ class CpuExecutable final : public runtime::Executable {
     if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
       throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
     std::vector<BufferPtr> slots(graph_.instrs.size());
-    for (size_t i = 0; i < graph_.instrs.size(); ++i)
-      if (graph_.instrs[i].op == ir::OpId::parameter) slots[i] = args[graph_.instrs[i].attrs.get_int(ir::AttrKey::index)];
+    for (size_t a = 0; a < parameter_instr_.size(); ++a) slots[parameter_instr_[a]] = args[a];
     std::vector<void*> pointers;
     for (size_t s = 0; s < steps_.size(); ++s) {
       const Step& step = steps_[s];
@@ -227,6 +228,7 @@ class CpuExecutable final : public runtime::Executable {
   ir::Graph graph_;
   std::vector<Step> steps_;
   std::vector<std::vector<int32_t>> freed_after_;
+  std::vector<int32_t> parameter_instr_;           // per argument: the instruction that reads it
   std::vector<int64_t> last_read_;                 // per instruction: the last step that reads it
   std::unordered_map<int32_t, int64_t> step_of_;  // root instruction -> step
   debug::MemoryStats stats_;
