@@ -65,3 +65,15 @@ TEST(Donation, UpdatesThroughAShapeChangeAreNotWrittenInPlace) {
   xl::sync();
   EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{1, 3, 2, 4}));
 }
+
+TEST(Donation, AnErrorWhileRunningLeavesTheDonorIntact) {
+  auto w = xl::ones({1024});
+  auto table = xl::tensor(std::vector<float>{1, 2, 3});
+  auto index = xl::tensor(std::vector<int64_t>{9});
+  xl::sync();
+  w.add_(1.0);  // comes first in the graph: written before the bad index is seen, unless not donated
+  auto picked = xl::index_select(table, 0, index);
+  EXPECT_THROW(xl::sync(), xl::Error);
+  picked = xl::Tensor();
+  EXPECT_EQ(w.to_vector<float>()[7], 2.0f);
+}

@@ -67,6 +67,27 @@ std::vector<bool> overwritable_inputs(const Region& region) {
   return safe;
 }
 
+// Whether running the step can raise for a reason in the data (a bad index, an integer division by zero or
+// negative power) or inside a reference kernel. A donated buffer is written only after every such step, so
+// that an error leaves the donor's old value intact.
+bool may_raise(const Region& region) {
+  if (region.kind == RegionKind::Fallback) return true;
+  if (region.kind != RegionKind::Loop && region.kind != RegionKind::Reduce) return false;
+  for (const ir::Instr& instr : region.body.instrs) {
+    switch (instr.op) {
+      case ir::OpId::gather:
+      case ir::OpId::index_select: return true;
+      case ir::OpId::pow:
+      case ir::OpId::div:
+      case ir::OpId::remainder:
+        if (!is_floating(instr.dtype)) return true;
+        break;
+      default: break;
+    }
+  }
+  return false;
+}
+
 std::string kernel_error_message(const Region& region, const KernelStatus& status) {
   const ir::Instr& instr = region.body.instrs[status.instr];
   std::string ir_name(ir::op_name(instr.op));
@@ -128,6 +149,7 @@ class CpuExecutable final : public runtime::Executable {
           break;
       }
       step.overwritable = overwritable_inputs(step.region);
+      if (may_raise(step.region)) last_raising_step_ = static_cast<int64_t>(steps_.size());
       writes.push_back(step.region.root);
       reads.push_back(step.region.inputs);
       steps_.push_back(std::move(step));
@@ -157,6 +179,7 @@ class CpuExecutable final : public runtime::Executable {
     if (d.argument < 0 || d.argument >= static_cast<int32_t>(parameter_instr_.size())) return -1;
     const int32_t param = parameter_instr_[d.argument];
     if (step.region.kind != RegionKind::Loop) return -1;
+    if (it->second <= last_raising_step_) return -1;
     if (compiler::value_bytes(graph_.instrs[param]) != compiler::value_bytes(graph_.instrs[out])) return -1;
     for (int32_t o : graph_.outputs)
       if (o == param) return -1;  // the argument is itself a result
@@ -174,6 +197,14 @@ class CpuExecutable final : public runtime::Executable {
       if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
     if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
       throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
+    // From the first write into a donated buffer on, nothing may fail: the later outputs are allocated
+    // before it, so running out of memory cannot leave a donor half overwritten.
+    int64_t first_donated = static_cast<int64_t>(steps_.size());
+    for (const auto& [step, buffer] : donated) first_donated = std::min(first_donated, step);
+    std::vector<BufferPtr> preallocated(steps_.size());
+    for (size_t s = first_donated; s < steps_.size(); ++s)
+      if (!donated.count(static_cast<int64_t>(s)) && steps_[s].region.kind != RegionKind::Fallback)
+        preallocated[s] = runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(graph_.instrs[steps_[s].region.root])));
     std::vector<BufferPtr> slots(graph_.instrs.size());
     for (size_t a = 0; a < parameter_instr_.size(); ++a) slots[parameter_instr_[a]] = args[a];
     std::vector<void*> pointers;
@@ -182,6 +213,7 @@ class CpuExecutable final : public runtime::Executable {
       const ir::Instr& root = graph_.instrs[step.region.root];
       auto given = donated.find(static_cast<int64_t>(s));
       BufferPtr out = given != donated.end() ? given->second
+                      : preallocated[s]      ? std::move(preallocated[s])
                                              : runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(root)));
       switch (step.region.kind) {
         case RegionKind::Loop:
@@ -231,6 +263,7 @@ class CpuExecutable final : public runtime::Executable {
   std::vector<int32_t> parameter_instr_;           // per argument: the instruction that reads it
   std::vector<int64_t> last_read_;                 // per instruction: the last step that reads it
   std::unordered_map<int32_t, int64_t> step_of_;  // root instruction -> step
+  int64_t last_raising_step_ = -1;
   debug::MemoryStats stats_;
 };
 
