@@ -1,7 +1,8 @@
 #pragma once
 // Optimizers. step() runs without recording gradients and updates parameters and states in place, so
 // the next sync writes them into their own buffers (donation) instead of keeping second copies.
-// Learning rates and step counters enter graphs as parameters: a schedule never recompiles.
+// The learning rate and Adam's step count live in 0-dim f64 tensors, so a schedule never recompiles and a
+// replayed compile(step) sees every new learning rate (see xlite/compile.h).
 #include <vector>
 
 #include "xlite/tensor.h"
@@ -15,11 +16,12 @@ class Optimizer {
   virtual void step() = 0;
   void zero_grad();  // zeroes every gradient in place
   double lr() const { return lr_; }
-  void set_lr(double lr) { lr_ = lr; }
+  void set_lr(double lr);
 
  protected:
   std::vector<Tensor> params_;
   double lr_;
+  Tensor lr_tensor_;
 };
 
 struct SGDOptions {
@@ -55,7 +57,7 @@ class Adam : public Optimizer {
   virtual bool decoupled() const { return false; }
   AdamOptions options_;
   std::vector<Tensor> m_, v_;
-  int64_t steps_ = 0;
+  Tensor steps_;
 };
 
 class AdamW : public Adam {

@@ -1,7 +1,9 @@
 #pragma once
 // A block of device memory. Buffers are immutable once written by the op that produced them, so several
 // tensors and graph parameters may share one. The allocator that made it takes it back on destruction.
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "xlite/device.h"
@@ -20,7 +22,8 @@ class BufferReleaser {
 class Buffer {
  public:
   Buffer(void* data, size_t bytes, size_t capacity, Device device, BufferReleaser* releaser)
-      : data_(data), bytes_(bytes), capacity_(capacity), device_(device), releaser_(releaser) {}
+      : data_(data), bytes_(bytes), capacity_(capacity), device_(device), releaser_(releaser),
+        serial_(next_serial().fetch_add(1, std::memory_order_relaxed)) {}
   ~Buffer() { releaser_->release(data_, capacity_); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -29,6 +32,9 @@ class Buffer {
   template <class T> T* as() const { return static_cast<T*>(data_); }
   size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
+  // Allocation order: a replayed step tells data made during its trace from data that existed before.
+  uint64_t serial() const { return serial_; }
+  static uint64_t serial_now() { return next_serial().load(std::memory_order_relaxed); }
 
  private:
   void* data_;
@@ -36,6 +42,11 @@ class Buffer {
   size_t capacity_;
   Device device_;
   BufferReleaser* releaser_;
+  uint64_t serial_;
+  static std::atomic<uint64_t>& next_serial() {
+    static std::atomic<uint64_t> serial{1};
+    return serial;
+  }
 };
 
 }  // namespace xlite

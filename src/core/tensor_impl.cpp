@@ -1,22 +1,23 @@
 #include "core/tensor_impl.h"
 
 #include "core/live_tensors.h"
+#include "core/step_recording.h"
 #include "xlite/metrics.h"
 
 namespace xlite {
 namespace {
-std::atomic<uint64_t> next_id{1};
+std::atomic<uint64_t> next_tensor_id{1};
 }
 
 TensorImpl::TensorImpl(ir::NodePtr pending, Device device)
-    : shape_(pending->shape), dtype_(pending->dtype), device_(device), id_(next_id++), pending_(std::move(pending)) {
+    : shape_(pending->shape), dtype_(pending->dtype), device_(device), id_(next_tensor_id++), pending_(std::move(pending)) {
   if (pending_->requires_grad) grad_node_ = pending_;
   metrics::increment_counter("CreateTensor");
   live_tensors::add(this);
 }
 
 TensorImpl::TensorImpl(BufferPtr data, Shape shape, DType dtype, Device device)
-    : shape_(std::move(shape)), dtype_(dtype), device_(device), id_(next_id++), data_(std::move(data)) {
+    : shape_(std::move(shape)), dtype_(dtype), device_(device), id_(next_tensor_id++), data_(std::move(data)) {
   metrics::increment_counter("CreateTensor");
 }
 
@@ -26,9 +27,13 @@ TensorImpl::~TensorImpl() {
   metrics::increment_counter("DestroyTensor");
 }
 
+uint64_t TensorImpl::next_id() { return next_tensor_id.load(); }
+
 ir::NodePtr TensorImpl::node() {
   if (pending_) return pending_;
   if (!data_leaf_) data_leaf_ = ir::make_parameter(data_, shape_, dtype_, requires_grad_);
+  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id)
+    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());
   return data_leaf_;
 }
 
@@ -54,6 +59,12 @@ void end() {
   log.active = false;
   log.saved.clear();
 }
+std::vector<std::pair<std::weak_ptr<TensorImpl>, const Buffer*>> updated() {
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, const Buffer*>> out;
+  out.reserve(log.saved.size());
+  for (const auto& [weak, data] : log.saved) out.emplace_back(weak, data.get());
+  return out;
+}
 void rollback() {
   for (auto& [weak, data] : log.saved)
     if (auto impl = weak.lock()) impl->set_data(data);
@@ -62,6 +73,8 @@ void rollback() {
 }  // namespace in_place_log
 
 void TensorImpl::set_pending(ir::NodePtr node) {
+  if (StepRecording* recording = StepRecording::active(); recording && data_ && id_ < recording->first_tensor_id)
+    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());  // its state at entry
   if (data_ && log.active) log.saved.emplace_back(weak_from_this(), data_);
   if (data_) donor_ = data_.get();
   grad_node_ = node->requires_grad && !requires_grad_ ? node : nullptr;
@@ -81,6 +94,16 @@ void TensorImpl::set_data(BufferPtr data) {
   data_ = std::move(data);
   data_leaf_.reset();
   donor_ = nullptr;
+}
+
+bool TensorImpl::data_is_private(long other_holders) const {
+  if (!data_) return false;
+  long holders = 1 + other_holders;
+  if (data_leaf_) {
+    if (data_leaf_.use_count() != 1) return false;  // IR outside this tensor may still read the buffer
+    ++holders;
+  }
+  return data_.use_count() == holders;
 }
 
 void TensorImpl::assign_data(BufferPtr data, ir::NodePtr grad_node) {

@@ -2,6 +2,7 @@
 // The shared state behind Tensor handles: a pending IR node, or device data, never both.
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "core/buffer.h"
 #include "ir/node.h"
@@ -18,6 +19,8 @@ namespace in_place_log {
 void begin();
 void end();       // forget the saved data (the step succeeded)
 void rollback();  // give every updated tensor its data back
+// The tensors updated since begin, each with the data it held before its first update.
+std::vector<std::pair<std::weak_ptr<TensorImpl>, const Buffer*>> updated();
 }  // namespace in_place_log
 
 // Defined with autograd: drops a dying leaf from the registry of leaves that require grad.
@@ -36,6 +39,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   Device device() const { return device_; }
   // Creation order; a sync lists its outputs in this order so that the same code gives the same graph.
   uint64_t id() const { return id_; }
+  static uint64_t next_id();  // the id the next tensor will get
 
   bool is_pending() const { return pending_ != nullptr; }
   const ir::NodePtr& pending() const { return pending_; }
@@ -58,6 +62,9 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   // value into it (donation). Never dereferenced; compared with graph arguments.
   const Buffer* donor() const { return donor_; }
   void set_data(BufferPtr data);
+  // True when nothing but this tensor and `other_holders` known references can read its data, so a
+  // program may write a new value into the buffer.
+  bool data_is_private(long other_holders) const;
   // An in-place op whose value already ran (eager mode): the data and the node that made it.
   void assign_data(BufferPtr data, ir::NodePtr grad_node);
 

@@ -8,6 +8,7 @@
 
 #include "compiler/cache.h"
 #include "core/live_tensors.h"
+#include "core/step_recording.h"
 #include "lazy/graph_builder.h"
 #include "xlite/debug.h"
 #include "xlite/lazy.h"
@@ -25,6 +26,7 @@ const char* cause_text(SyncCause cause) {
     case SyncCause::user_sync: return "user sync";
     case SyncCause::value_read: return "value read (item/to_vector/print) of a pending tensor";
     case SyncCause::eager_op: return "eager op";
+    case SyncCause::compiled_step: return "compile(fn) step";
   }
   return "";
 }
@@ -48,15 +50,6 @@ std::vector<runtime::Donation> find_donations(const std::vector<TensorImpl*>& pe
   return donations;
 }
 
-// XLITE_DEBUG=1 prints every new compilation: why it happened, its size, memory plan and fusion decisions.
-int debug_level() {
-  static const int level = [] {
-    const char* env = std::getenv("XLITE_DEBUG");
-    return env ? std::atoi(env) : 0;
-  }();
-  return level;
-}
-
 void report_compile(SyncCause cause, uint64_t hash, const BuiltGraph& built, const runtime::Executable& exe) {
   debug::MemoryStats stats = exe.memory_stats();
   std::fprintf(stderr,
@@ -76,9 +69,17 @@ double elapsed_ns(std::chrono::steady_clock::time_point since) {
 
 bool eager() { return eager_flag.load(std::memory_order_relaxed); }
 
+int debug_level() {
+  static const int level = [] {
+    const char* env = std::getenv("XLITE_DEBUG");
+    return env ? std::atoi(env) : 0;
+  }();
+  return level;
+}
+
 void add_tracing_time(double nanoseconds) { pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
 
-void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause) {
+void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause, SyncRecord* record) {
   std::lock_guard lock(sync_mutex);
   const bool is_eager = cause == SyncCause::eager_op;
   if (!is_eager) metrics::increment_counter("Sync");
@@ -91,6 +92,7 @@ void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause) {
     }
   }
   if (pending.empty()) return;
+  if (StepRecording* recording = StepRecording::active()) recording->ran_mid_trace = true;
   if (int64_t traced = pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
     metrics::add_sample("TracingTime", static_cast<double>(traced));
 
@@ -120,6 +122,29 @@ void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause) {
   for (size_t i = 0; i < pending.size(); ++i) pending[i]->set_data(results[built.root_outputs[i]]);
   last_info = debug::SyncInfo{cause_text(cause), hash, built.graph.num_parameters,
                               static_cast<int64_t>(built.graph.outputs.size()), hit};
+  if (record) {
+    record->executable = std::move(exe);
+    record->hash = hash;
+    record->argument_types.resize(built.arguments.size());
+    for (const ir::Instr& instr : built.graph.instrs)
+      if (instr.op == ir::OpId::parameter)
+        record->argument_types[instr.attrs.get_int(ir::AttrKey::index)] = {instr.shape, instr.dtype};
+    record->arguments = std::move(built.arguments);
+    record->computed = std::move(pending);
+    record->outputs = std::move(built.root_outputs);
+  }
+}
+
+std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash, std::span<const BufferPtr> arguments,
+                                 std::span<const runtime::Donation> donations) {
+  std::lock_guard lock(sync_mutex);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<BufferPtr> results = executable.run(arguments, donations);
+  metrics::add_sample("ExecuteTime", elapsed_ns(start));
+  metrics::increment_counter("Execute");
+  last_info = debug::SyncInfo{"replayed compile(fn) step", hash, static_cast<int64_t>(arguments.size()),
+                              static_cast<int64_t>(results.size()), true};
+  return results;
 }
 
 }  // namespace xlite::lazy

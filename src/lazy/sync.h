@@ -1,18 +1,40 @@
 #pragma once
 // Running pending work: the one path from live pending tensors to device data, shared by sync(), value
 // reads and eager ops.
+#include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "core/tensor_impl.h"
+#include "runtime/executable.h"
 
 namespace xlite::lazy {
 
-enum class SyncCause { user_sync, value_read, eager_op };
+enum class SyncCause { user_sync, value_read, eager_op, compiled_step };
+
+// What a sync ran, kept by compile(fn) so that it can run the same program again without tracing.
+struct SyncRecord {
+  std::shared_ptr<runtime::Executable> executable;
+  uint64_t hash = 0;
+  std::vector<BufferPtr> arguments;   // in parameter order
+  std::vector<std::pair<Shape, DType>> argument_types;
+  std::vector<TensorImpl*> computed;  // the pending tensors it computed
+  std::vector<int32_t> outputs;       // for each computed tensor, its position in the results
+};
 
 // Computes the pending values of these tensors as one graph and binds the results to them.
-void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause);
+void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause, SyncRecord* record = nullptr);
+
+// Runs a program a SyncRecord kept, with new arguments: a replayed compiled step.
+std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash, std::span<const BufferPtr> arguments,
+                                 std::span<const runtime::Donation> donations);
 
 bool eager();
+
+// XLITE_DEBUG: 1 prints every new compilation (why, size, memory plan, fusion decisions) and why a
+// compiled step traced instead of replaying.
+int debug_level();
 
 // Time spent building IR since the last sync is reported as TracingTime with the next sync.
 void add_tracing_time(double nanoseconds);

@@ -5,6 +5,9 @@
 #include <mutex>
 
 #include "core/philox.h"
+#include "core/random_state.h"
+#include "core/step_recording.h"
+#include "core/tensor_impl.h"
 #include "ops/op_support.h"
 #include "runtime/allocator.h"
 #include "xlite/factories.h"
@@ -38,37 +41,25 @@ Tensor tensor_from(const std::vector<T>& data, const Shape& shape, Device device
   return upload(data.data(), data.size() * sizeof(T), shape, dtype_of<T>::value, device);
 }
 
-// The generator state. Seed and offset go into the graph as parameters, so draws never recompile.
-struct Generator {
-  std::mutex mutex;
-  uint64_t seed = 67280421310721ull;
-  uint64_t offset = 0;
-};
-Generator& generator() {
-  static Generator g;
-  return g;
-}
-
 Tensor random(const char* name, OpId op, const Shape& shape, DType dtype, Device device) {
   OpScope scope(name);
   check_shape(shape);
   if (!is_floating(dtype)) ops::fail("random values need a floating dtype, got " + std::string(dtype_name(dtype)));
-  uint64_t seed, offset;
-  {
-    Generator& g = generator();
-    std::lock_guard lock(g.mutex);
-    seed = g.seed;
-    offset = g.offset;
-    g.offset += op == OpId::rng_normal ? philox::normal_blocks(numel(shape)) : philox::uniform_blocks(numel(shape));
-  }
+  const uint64_t blocks =
+      op == OpId::rng_normal ? philox::normal_blocks(numel(shape)) : philox::uniform_blocks(numel(shape));
+  random_state::Position position = random_state::take(blocks);
   auto scalar_i64 = [&](uint64_t v) {
     int64_t value = static_cast<int64_t>(v);
     return upload(&value, sizeof value, {}, DType::i64, device);
   };
+  Tensor seed = scalar_i64(position.seed), offset = scalar_i64(position.offset);
+  if (StepRecording* recording = StepRecording::active())
+    recording->draws.push_back({seed.impl()->data().get(), offset.impl()->data().get(),
+                                position.offset - recording->entry_rng_offset});
   DType draw = dtype == DType::f64 ? DType::f64 : DType::f32;
   ir::Attrs attrs;
   attrs.set_ints(AttrKey::shape, shape).set_dtype(AttrKey::dtype, draw);
-  Tensor r = ops::make(op, {scalar_i64(seed), scalar_i64(offset)}, std::move(attrs));
+  Tensor r = ops::make(op, {seed, offset}, std::move(attrs));
   return scope.finish(ops::convert_to(r, dtype));
 }
 }  // namespace
@@ -173,12 +164,7 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device) {
   return scope.finish(ops::convert_to(diagonal, dtype));
 }
 
-void manual_seed(uint64_t seed) {
-  Generator& g = generator();
-  std::lock_guard lock(g.mutex);
-  g.seed = seed;
-  g.offset = 0;
-}
+void manual_seed(uint64_t seed) { random_state::reseed(seed); }
 
 Tensor rand(const Shape& shape, DType dtype, Device device) { return random("rand", OpId::rng_uniform, shape, dtype, device); }
 Tensor randn(const Shape& shape, DType dtype, Device device) { return random("randn", OpId::rng_normal, shape, dtype, device); }

@@ -12,6 +12,14 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr) : params_(std::move(
   for (const Tensor& p : params_)
     if (!p.requires_grad()) throw Error("[optimizer] every parameter must require grad");
   if (lr < 0) throw Error("[optimizer] learning rate must be >= 0, got " + std::to_string(lr));
+  lr_tensor_ = tensor(lr);
+}
+
+void Optimizer::set_lr(double lr) {
+  if (lr < 0) throw Error("[optimizer] learning rate must be >= 0, got " + std::to_string(lr));
+  lr_ = lr;
+  // An upload, not fill_: fill_ folds 0 and 1 into the graph as constants, which would recompile.
+  lr_tensor_.copy_(tensor(lr));
 }
 
 void Optimizer::zero_grad() {
@@ -45,7 +53,7 @@ void SGD::step() {
       }
       d = options_.nesterov ? d + buf * options_.momentum : buf;
     }
-    p.sub_(d * lr_);
+    p.sub_(d * lr_tensor_);
   }
 }
 
@@ -54,25 +62,28 @@ Adam::Adam(std::vector<Tensor> params, double lr, AdamOptions options) : Optimiz
     m_.push_back(zeros_like(p));
     v_.push_back(zeros_like(p));
   }
+  steps_ = zeros({}, DType::f64);
 }
 
 void Adam::step() {
   NoGradGuard no_grad;
-  ++steps_;
-  const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
-  const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
+  steps_.add_(1.0);
+  // Bias corrections 1 - beta^t, computed from the step tensor so that a replayed step counts on.
+  const Tensor correction1 = 1.0 - pow(options_.beta1, steps_);
+  const Tensor correction2 = 1.0 - pow(options_.beta2, steps_);
+  const Tensor step_size = lr_tensor_ / correction1;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor p = params_[i];
     Tensor g = p.grad();
     if (!g.defined()) continue;
     if (options_.weight_decay != 0) {
-      if (decoupled()) p.mul_(1.0 - lr_ * options_.weight_decay);
+      if (decoupled()) p.mul_(1.0 - lr_tensor_ * options_.weight_decay);
       else g = g + p * options_.weight_decay;
     }
     m_[i].mul_(options_.beta1).add_(g * (1.0 - options_.beta1));
     v_[i].mul_(options_.beta2).add_(g * g * (1.0 - options_.beta2));
     Tensor denominator = sqrt(v_[i] / correction2) + options_.eps;
-    p.sub_(m_[i] / denominator * (lr_ / correction1));
+    p.sub_(m_[i] / denominator * step_size);
   }
 }
 

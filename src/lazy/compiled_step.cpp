@@ -1,0 +1,186 @@
+// compile(fn): the signature of a call, and the choice between replaying a recorded program and tracing.
+#include <cstdio>
+#include <map>
+
+#include "core/live_tensors.h"
+#include "core/random_state.h"
+#include "lazy/step_program.h"
+#include "xlite/autograd.h"
+#include "xlite/lazy.h"
+#include "xlite/metrics.h"
+
+namespace xlite::detail {
+namespace {
+
+std::string input_text(const StepInput& input) {
+  switch (input.kind) {
+    case StepInput::Kind::value: return input.value;
+    case StepInput::Kind::unguardable: return "a value compile() cannot guard";
+    case StepInput::Kind::tensor: {
+      const Tensor& t = input.tensor;
+      if (!t.defined()) return "an undefined tensor";
+      std::string text = type_text(t.dtype(), t.shape()) + " on " + t.device().str();
+      if (t.requires_grad()) text += " requiring grad";
+      return text;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string step_value_text(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+struct StepRunner::State {
+  CompileOptions options;
+  std::map<std::vector<std::string>, std::vector<Program>> programs;  // by signature
+  std::vector<std::string> last_signature;
+  StepCallInfo last;
+
+  // The trace in progress.
+  bool previous_eager = false;
+  StepRecording recording;
+  StepRecording* outer_recording = nullptr;
+  bool replay_tried = false;
+  std::vector<std::string> signature;
+  std::vector<StepInput> trace_inputs;
+  std::vector<const Buffer*> input_buffers;  // tensor inputs' data at entry
+  uint64_t entry_seed = 0;
+
+  std::vector<std::string> signature_of(const std::vector<StepInput>& inputs) const {
+    std::vector<std::string> signature;
+    signature.reserve(inputs.size() + 1);
+    for (const StepInput& input : inputs) signature.push_back(input_text(input));
+    signature.push_back(is_grad_enabled() ? "grad mode on" : "grad mode off");
+    return signature;
+  }
+
+  std::string signature_change(const std::vector<std::string>& now) const {
+    if (last_signature.empty()) return "first call";
+    if (now.size() != last_signature.size())
+      return "the number of arguments changed from " + std::to_string(last_signature.size() - 1) + " to " +
+             std::to_string(now.size() - 1);
+    for (size_t i = 0; i < now.size(); ++i) {
+      if (now[i] == last_signature[i]) continue;
+      if (i + 1 == now.size()) return now[i] + " (was " + last_signature[i] + ")";
+      return "argument " + std::to_string(i) + " changed from " + last_signature[i] + " to " + now[i];
+    }
+    return "new signature";
+  }
+
+};
+
+StepRunner::StepRunner(CompileOptions options) : state_(std::make_unique<State>()) { state_->options = options; }
+StepRunner::~StepRunner() = default;
+
+bool StepRunner::replay(const std::vector<StepInput>& inputs, StepValues& results) {
+  State& s = *state_;
+  s.last = {};
+  s.replay_tried = true;
+  if (s.options.force_retrace) {
+    s.last.trace_reason = "force_retrace is set";
+    return false;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].kind == StepInput::Kind::unguardable) {
+      s.last.trace_reason = "argument " + std::to_string(i) + " has a type compile() cannot guard";
+      return false;
+    }
+  }
+  sync();  // earlier pending work is not part of the step
+  std::vector<std::string> signature = s.signature_of(inputs);
+  auto found = s.programs.find(signature);
+  if (found == s.programs.end()) {
+    s.last.trace_reason = s.signature_change(signature);
+    return false;
+  }
+  std::vector<Program>& list = found->second;
+  for (auto it = list.rbegin(); it != list.rend(); ++it) {
+    std::string why;
+    if (!it->confirmed) {
+      if (s.last.trace_reason.empty()) s.last.trace_reason = it->unconfirmed;
+      continue;
+    }
+    s.last.replayed = true;  // also when the program raises while it runs
+    if (replay_program(*it, inputs, results, why)) {
+      metrics::increment_counter("CompiledStepReplay");
+      s.last_signature = std::move(signature);
+      if (it != list.rbegin()) std::swap(*it, list.back());  // the most recently used is tried first
+      return true;
+    }
+    s.last.replayed = false;
+    if (s.last.trace_reason.empty()) s.last.trace_reason = why;
+  }
+  return false;
+}
+
+void StepRunner::begin_trace(const std::vector<StepInput>& inputs) {
+  State& s = *state_;
+  s.previous_eager = is_eager_mode();
+  sync();  // earlier pending work is not part of this step
+  eager_mode(false);
+  in_place_log::begin();
+  metrics::increment_counter("CompiledStepTrace");
+  if (lazy::debug_level() >= 1 && !s.last.trace_reason.empty())
+    std::fprintf(stderr, "[xlite] compile(fn): tracing: %s\n", s.last.trace_reason.c_str());
+  if (!s.replay_tried) s.last = {false, s.options.force_retrace ? "force_retrace is set" : ""};
+  s.replay_tried = false;
+  s.signature = s.signature_of(inputs);
+  s.trace_inputs = inputs;
+  s.input_buffers.clear();
+  for (const StepInput& input : inputs)
+    s.input_buffers.push_back(input.kind == StepInput::Kind::tensor && input.tensor.defined()
+                                  ? input.tensor.impl()->data().get()
+                                  : nullptr);
+  s.recording = StepRecording{};
+  s.recording.first_tensor_id = TensorImpl::next_id();
+  s.recording.first_buffer_serial = Buffer::serial_now();
+  random_state::Position entry = random_state::current();
+  s.recording.entry_rng_offset = entry.offset;
+  s.entry_seed = entry.seed;
+  s.outer_recording = StepRecording::active();
+  StepRecording::set_active(&s.recording);
+}
+
+void StepRunner::end_trace(const StepValues* results) {
+  State& s = *state_;
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, const Buffer*>> updated = in_place_log::updated();
+  in_place_log::end();  // drop the saved buffers first: they would block donation
+  StepRecording::set_active(s.outer_recording);
+  lazy::SyncRecord synced;
+  try {
+    lazy::sync_tensors(live_tensors::pending_in_order(), lazy::SyncCause::compiled_step, &synced);
+  } catch (...) {
+    eager_mode(s.previous_eager);
+    throw;
+  }
+  eager_mode(s.previous_eager);
+  std::vector<StepInput> inputs = std::move(s.trace_inputs);
+  if (s.options.force_retrace) return;
+  Program p;
+  std::string why = record_program(TraceFacts{s.recording, s.entry_seed, s.input_buffers, updated}, inputs, results, synced, p);
+  s.last_signature = s.signature;
+  if (!why.empty()) {
+    metrics::increment_counter("CompiledStepNotReplayable");
+    s.last.trace_reason = why;
+    if (lazy::debug_level() >= 1) std::fprintf(stderr, "[xlite] compile(fn): this trace cannot be replayed: %s\n", why.c_str());
+    return;
+  }
+  add_program(s.programs[s.signature], std::move(p));
+}
+
+void StepRunner::abandon_trace() {
+  State& s = *state_;
+  StepRecording::set_active(s.outer_recording);
+  s.trace_inputs.clear();
+  in_place_log::rollback();
+  eager_mode(s.previous_eager);
+}
+
+StepCallInfo StepRunner::last_call() const { return state_->last; }
+
+}  // namespace xlite::detail
