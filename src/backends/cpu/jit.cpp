@@ -1,5 +1,7 @@
 #include "backends/cpu/jit.h"
 
+#include <cstdlib>
+
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -104,6 +106,9 @@ void* Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMC
   passes.registerLoopAnalyses(lam);
   passes.crossRegisterProxies(lam, fam, cgam, mam);
   passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
+  // XLITE_DUMP_IR=1 prints every kernel as optimised LLVM IR, to see what the vectoriser made of it.
+  static const bool dump = std::getenv("XLITE_DUMP_IR") != nullptr;
+  if (dump) module->print(llvm::errs(), nullptr);
 
   // Each module gets its own dylib so that equal symbol names in different kernels never clash.
   auto created = state_->jit->createJITDylib("kernel" + std::to_string(state_->module_count++));

@@ -1,0 +1,77 @@
+#include "backends/cpu/step_profile.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace xlite::backends::cpu {
+
+struct StepProfile::Entry {
+  std::atomic<int64_t> calls{0}, nanoseconds{0};
+};
+
+namespace {
+class Table {
+ public:
+  StepProfile::Entry* entry(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    std::unique_ptr<StepProfile::Entry>& e = entries_[label];
+    if (!e) e = std::make_unique<StepProfile::Entry>();
+    return e.get();
+  }
+  void print() {
+    std::vector<std::pair<int64_t, const std::string*>> rows;
+    int64_t total = 0;
+    for (const auto& [label, e] : entries_) {
+      rows.emplace_back(e->nanoseconds.load(), &label);
+      total += e->nanoseconds.load();
+    }
+    if (rows.empty()) return;
+    std::sort(rows.rbegin(), rows.rend());
+    std::fprintf(stderr, "xlite profile: %.3f ms in compiled steps\n%10s %7s %9s  %s\n", total * 1e-6, "ms", "%", "calls",
+                 "step");
+    for (const auto& [ns, label] : rows)
+      std::fprintf(stderr, "%10.3f %6.1f%% %9lld  %s\n", ns * 1e-6, total ? 100.0 * ns / total : 0.0,
+                   static_cast<long long>(entries_[*label]->calls.load()), label->c_str());
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<StepProfile::Entry>> entries_;
+};
+Table& table() {
+  // Never destroyed (a program may run during exit); printed once at exit.
+  static Table* t = [] {
+    std::atexit([] { table().print(); });
+    return new Table();
+  }();
+  return *t;
+}
+}  // namespace
+
+bool profiling() {
+  static const bool on = [] {
+    const char* env = std::getenv("XLITE_PROFILE");
+    return env && *env && std::string(env) != "0";
+  }();
+  return on;
+}
+
+StepProfile::StepProfile(const std::string& label) : entry_(table().entry(label)) {}
+
+void StepProfile::add(int64_t nanoseconds) {
+  entry_->calls.fetch_add(1, std::memory_order_relaxed);
+  entry_->nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace xlite::backends::cpu

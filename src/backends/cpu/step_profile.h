@@ -1,0 +1,27 @@
+#pragma once
+// XLITE_PROFILE=1: where the time of compiled programs goes. Every step of every CPU executable (a fused
+// kernel, a GEMM, a convolution, a reference fallback) is timed, and at exit a table sums the time by
+// step label (kind, root op, shapes), largest first, on stderr. Off by default: then a step costs one
+// branch on a cached flag.
+#include <cstdint>
+#include <string>
+
+namespace xlite::backends::cpu {
+
+bool profiling();
+
+// A step's accumulated time; registered once per label, so equal steps of different programs add up.
+class StepProfile {
+ public:
+  explicit StepProfile(const std::string& label);
+  void add(int64_t nanoseconds);
+
+  struct Entry;
+
+ private:
+  Entry* entry_ = nullptr;
+};
+
+int64_t now_ns();
+
+}  // namespace xlite::backends::cpu
