@@ -230,3 +230,30 @@ TEST(Autograd, CustomVjpUsesTheGivenBackward) {
   auto v = xl::tensor(std::vector<float>{1, 2}).requires_grad_();
   EXPECT_THROW(bad({v}).sum().backward(), xl::Error);  // gradient of the wrong shape
 }
+
+// A value that a sync computed is read, not recomputed, by later graphs that reach it through autograd:
+// the backward of a synced forward, and the next op in eager mode (which would otherwise pull in the
+// whole chain before it, so that n eager ops cost O(n^2)).
+TEST(Autograd, ComputedValuesAreReadNotRecomputed) {
+  auto x = xl::tensor(std::vector<float>{0.5f, -1.0f, 2.0f}).requires_grad_();
+  xl::Tensor e = xl::exp(x);
+  xl::Tensor loss = xl::sum(e * 3.0f);
+  xl::sync({e, loss});
+  xl::Tensor next = e * 2.0f;
+  EXPECT_EQ(xl::debug::graph_text({next}).find("exp"), std::string::npos) << xl::debug::graph_text({next});
+  loss.backward();
+  EXPECT_EQ(xl::debug::graph_text({x.grad()}).find("exp"), std::string::npos) << xl::debug::graph_text({x.grad()});
+  std::vector<float> grad = x.grad().to_vector<float>();
+  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], 3.0f * std::exp(std::vector<float>{0.5f, -1.0f, 2.0f}[i]), 1e-5f);
+
+  xl::EagerModeGuard eager(true);
+  auto w = xl::tensor(std::vector<float>{1, 2}).requires_grad_();
+  xl::Tensor h = w;
+  for (int i = 0; i < 5; ++i) h = xl::tanh(h * 0.5f);
+  {
+    xl::EagerModeGuard lazy(false);
+    xl::Tensor one_more = h * 0.5f;  // pending: its graph shows what it reads
+    std::string text = xl::debug::graph_text({one_more});
+    EXPECT_EQ(text.find("tanh"), std::string::npos) << text;
+  }
+}

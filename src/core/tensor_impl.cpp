@@ -39,6 +39,9 @@ ir::NodePtr TensorImpl::node() {
 
 ir::NodePtr TensorImpl::autograd_node() {
   if (pending_ || requires_grad_ || !grad_node_) return node();
+  // A graph reads this value through the node that made it (which holds the computed buffer).
+  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id)
+    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());
   return grad_node_;
 }
 

@@ -35,6 +35,11 @@ struct Node {
   DType dtype;
   uint64_t hash;
   BufferPtr data;  // parameters only: the device data this leaf stands for
+  // The value a sync computed for this node. Graphs built later read it as an argument instead of
+  // recomputing it: backward reaches forward values through their nodes (autograd keeps them after the
+  // sync), and in eager mode every op's node would otherwise pull in the whole chain before it. Set under
+  // the sync lock; not part of the structure.
+  mutable BufferPtr computed;
   // The public op that built this node, for run-time error messages; not part of the structure.
   const char* origin = "";
   // Whether gradients flow through this value (autograd metadata; not part of the structure).

@@ -17,8 +17,9 @@ BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
   };
   std::vector<Frame> stack;
   auto emit = [&](const ir::Node* node) {
-    if (node->op == ir::OpId::parameter) {
-      auto [it, inserted] = parameter_of_buffer.try_emplace(node->data.get(), 0);
+    const BufferPtr& data = node->op == ir::OpId::parameter ? node->data : node->computed;
+    if (data) {
+      auto [it, inserted] = parameter_of_buffer.try_emplace(data.get(), 0);
       if (!inserted) {
         position[node] = it->second;
         ++built.leaves_per_argument[built.graph.instrs[it->second].attrs.get_int(ir::AttrKey::index)];
@@ -26,7 +27,7 @@ BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
       }
       ir::Instr instr{ir::OpId::parameter, {}, {}, node->shape, node->dtype};
       instr.attrs.set_int(ir::AttrKey::index, static_cast<int64_t>(built.arguments.size()));
-      built.arguments.push_back(node->data);
+      built.arguments.push_back(data);
       built.leaves_per_argument.push_back(1);
       it->second = static_cast<int32_t>(built.graph.instrs.size());
       position[node] = it->second;
@@ -45,7 +46,7 @@ BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
       stack.push_back({root.get(), 0});
       while (!stack.empty()) {
         Frame& frame = stack.back();
-        if (frame.next_operand < frame.node->operands.size()) {
+        if (!frame.node->computed && frame.next_operand < frame.node->operands.size()) {
           const ir::Node* operand = frame.node->operands[frame.next_operand++].get();
           if (!position.count(operand)) stack.push_back({operand, 0});
         } else {

@@ -119,7 +119,10 @@ void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause, SyncRe
   metrics::increment_counter("Execute");
   if (is_eager) metrics::increment_counter("EagerOpExecute");
 
-  for (size_t i = 0; i < pending.size(); ++i) pending[i]->set_data(results[built.root_outputs[i]]);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    roots[i]->computed = results[built.root_outputs[i]];
+    pending[i]->set_data(results[built.root_outputs[i]]);
+  }
   last_info = debug::SyncInfo{cause_text(cause), hash, built.graph.num_parameters,
                               static_cast<int64_t>(built.graph.outputs.size()), hit};
   if (record) {
