@@ -114,12 +114,16 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
   cotangent[root.get()] = seed;
   // Holds the nodes alive while their cotangents are built (the map keys are raw pointers).
   std::vector<ir::NodePtr> order = differentiable_order(root);
+  std::vector<Tensor> updated;  // the gradients written, computed at the end in eager mode
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const ir::Node* node = it->get();
     auto found = cotangent.find(node);
     if (found == cotangent.end()) continue;
     Tensor g = found->second;
-    if (auto leaf = leaf_of.find(node); leaf != leaf_of.end()) accumulate(leaf->second, g);
+    if (auto leaf = leaf_of.find(node); leaf != leaf_of.end()) {
+      accumulate(leaf->second, g);
+      updated.emplace_back(leaf->second->grad());
+    }
     if (node->op == ir::OpId::parameter) continue;
     const CustomRule* rule = custom_rule(node);
     std::vector<Tensor> grads;
@@ -146,7 +150,7 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
     }
     cotangent.erase(node);
   }
-  scope.finish(Tensor());
+  scope.finish(std::move(updated));
 }
 }  // namespace
 
