@@ -6,6 +6,9 @@
 # the repeats of the ratio within each repeat (same process for memcpy, oneDNN and eager mode; adjacent
 # processes for libtorch). ratio > 1 is better than the reference column; rows that bound the measured
 # value itself say "<=". Lines starting with '#' are notes and are skipped.
+# The training benchmarks (bench/train_bench.cpp, bench/torch_train_peer.cpp) also print check values,
+# `<bench>.check.<what>` from xlite and `<bench>.torch_check.<what>` from libtorch, computed from the same
+# initial weights and data; the "Numerics" list below compares them.
   FNR == 1 { file++ }
   /^#/ { next }
   NF >= 2 { n[$1]++; all[$1, n[$1]] = $2 }
@@ -27,6 +30,7 @@
   }
   function ms(k) { return have(k) ? sprintf("%.2f ms", v[k]) : "n/a" }
   function ratio_row(goal, mk, rk, target, label) {  # ratio = reference time / measured time
+    if (!have(mk) && !have(rk)) return  # neither program ran it (e.g. BENCH_TRAIN=only)
     if (!have(mk) || !have(rk)) { row(goal, ms(mk), ms(rk), "n/a", ">= " target, "not measured"); return }
     r = ratio_median(rk, mk)
     row(goal, ms(mk), ms(rk) label, sprintf("%.3f", r), ">= " target, r >= target ? "**met**" : "missed")
@@ -50,6 +54,12 @@
     if (have(k) && have(t)) row("eager per op vs libtorch eager (same 10-op sequence)", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), ">= 1", ratio_median(t, k) >= 1 ? "**met**" : "missed")
     t = "eager_16elem.torch_inference_mode_per_op_us"
     if (have(k) && have(t)) row("(info) eager per op vs libtorch under InferenceMode", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), "-", "-")
+    ratio_row("MLP 784-1024-1024-10 training step (batch 256, SGD), compile(step) vs libtorch", "mlp_train.compiled_ms", "mlp_train.torch_ms", 1.3, " (libtorch)")
+    ratio_row("transformer block fwd+bwd (d 512, 8 heads, seq 256, batch 8), compile(step) vs libtorch", "transformer_train.compiled_ms", "transformer_train.torch_ms", 1.2, " (libtorch)")
+    ratio_row("MLP training step, eager mode vs libtorch", "mlp_train.eager_ms", "mlp_train.torch_ms", 0.8, " (libtorch)")
+    ratio_row("transformer block fwd+bwd, eager mode vs libtorch", "transformer_train.eager_ms", "transformer_train.torch_ms", 0.8, " (libtorch)")
+    k = "overhead_1000.per_step_us"
+    if (have(k)) row(sprintf("compiled step of %d IR nodes on 4-element tensors: host time per call", v["overhead_1000.nodes"]), sprintf("%.1f us", v[k]), "-", "-", "<= 50 us", v[k] <= 50 ? "**met**" : "missed")
     k = "compile_100.first_in_process_ms"
     if (have(k)) row("compile ~100-node graph, cold: first compile in a fresh process", sprintf("%.1f ms", v[k]), "-", "-", "<= 300 ms", v[k] <= 300 ? "**met**" : "missed")
     k = "compile_100.uncached_ms"
@@ -67,6 +77,50 @@
       if (have(s ".torch_ms")) printf("- %s: libtorch %.2f ms, xlite %.2f ms, dnnl_sgemm %.2f ms (%.0f / %.0f GFLOP/s xlite / dnnl)\n", s, v[s ".torch_ms"], v[s ".xlite_ms"], v[s ".dnnl_ms"], v[s ".xlite_GFLOPs"], v[s ".dnnl_GFLOPs"])
     }
     if (have("softmax_8192x1024.torch_memcpy_ms")) printf("- memcpy of 32 MiB: %.2f ms in the xlite run, %.2f ms in the libtorch run (machine state of the two runs)\n", v["softmax_8192x1024.memcpy_ms"], v["softmax_8192x1024.torch_memcpy_ms"])
-    printf("- memcpy bandwidth (read + write): %.1f GB/s on 64 MiB, %.1f GB/s on 32 MiB\n", v["chain10_16M.memcpy_GBps"], v["softmax_8192x1024.memcpy_GBps"])
+    if (have("chain10_16M.memcpy_GBps")) printf("- memcpy bandwidth (read + write): %.1f GB/s on 64 MiB, %.1f GB/s on 32 MiB\n", v["chain10_16M.memcpy_GBps"], v["softmax_8192x1024.memcpy_GBps"])
     if (have("eager_16elem.execute_part_us")) printf("- eager: of the time per op, running the one-op program takes %.2f us (median EagerOpExecuteTime)\n", v["eager_16elem.execute_part_us"])
+    split("mlp_train transformer_train", benches, " ")
+    for (i = 1; i <= 2; i++) {
+      s = benches[i]
+      if (have(s ".compiled_ms")) printf("- %s: compiled %.2f ms (%.0f GFLOP/s of matmul), eager %.2f ms (compiled %.2fx faster than eager, same process)\n", s, v[s ".compiled_ms"], v[s ".compiled_GFLOPs"], v[s ".eager_ms"], ratio_median(s ".eager_ms", s ".compiled_ms"))
+    }
+    if (have("overhead_1000.tracing_us")) printf("- compiled step of %d nodes: of %.1f us per call, the runtime's TracingTime is %.1f us and ExecuteTime %.1f us (means per call)\n", v["overhead_1000.nodes"], v["overhead_1000.per_step_us"], v["overhead_1000.tracing_us"], v["overhead_1000.execute_us"])
+    numerics()
+  }
+  # Compares each `<bench>.check.<what>` with `<bench>.torch_check.<what>`: losses and squared gradient
+  # norms by relative difference, projections on a fixed probe vector (order 1) by absolute difference.
+  function numerics(   k, t, bench, what, a, b, d, tol, worst, worst_what, count, bad, order, nb, i) {
+    nb = 0
+    for (k in v) {
+      if (!index(k, ".check.")) continue
+      bench = substr(k, 1, index(k, ".check.") - 1)
+      if (!(bench in seen)) { seen[bench] = 1; order[++nb] = bench }
+    }
+    if (nb == 0) return
+    print ""
+    print "Numerics (xlite vs libtorch from identical weights and data; checks, not timings):"
+    for (i = 1; i <= nb; i++) {
+      bench = order[i]
+      worst_loss = 0; worst_sq = 0; worst_probe = 0; count = 0; bad = 0; missing = 0; losses = ""
+      for (k in v) {
+        if (index(k, bench ".check.") != 1) continue
+        what = substr(k, length(bench ".check.") + 1)
+        t = bench ".torch_check." what
+        if (!have(t)) { missing++; continue }
+        a = v[k]; b = v[t]; count++
+        if (what ~ /^probe\./) { d = a > b ? a - b : b - a; tol = 1e-3; if (d > worst_probe) worst_probe = d }
+        else {
+          d = (a > b ? a - b : b - a) / ((b > 0 ? b : -b) + 1e-30)
+          if (what ~ /^loss/) {
+            # relative to max(|loss|, 0.01): a loss near 0 (the transformer's mean output) is compared absolutely
+            d = (a > b ? a - b : b - a) / ((b > 0 ? b : -b) > 1e-2 ? (b > 0 ? b : -b) : 1e-2)
+            tol = 1e-4; if (d > worst_loss) worst_loss = d; losses = losses sprintf(" %s %.7g/%.7g", what, a, b)
+          } else { tol = 1e-3; if (d > worst_sq) worst_sq = d }
+        }
+        if (d > tol) bad++
+      }
+      if (count == 0) { printf("- %s: no libtorch check values to compare\n", bench); continue }
+      printf("- %s: %d values compared, %s. Losses xlite/libtorch:%s (max rel diff %.1e); gradients: max rel diff of squared norms %.1e, max |probe diff| %.1e (tolerances 1e-4 of max(|loss|, 0.01), 1e-3, 1e-3)%s\n",
+             bench, count, bad ? bad " OUTSIDE TOLERANCE" : "all within tolerance", losses, worst_loss, worst_sq, worst_probe, missing ? sprintf("; %d without a libtorch value", missing) : "")
+    }
   }

@@ -1,4 +1,4 @@
-// Timing helpers shared by bench/xlite_bench.cpp and bench/torch_peer.cpp (two separate programs; this
+// Timing and output helpers shared by every bench program (xlite's and the libtorch peers; this
 // header uses only the standard library, so the libtorch peer does not link xlite).
 // Every value is the median of g_runs timed runs taken after warm-up runs; output lines are `name value unit`.
 #pragma once
@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <sstream>
+#include <initializer_list>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +19,22 @@
 namespace bench_timing {
 
 inline int g_runs = 9;  // timed runs per measurement (>= 5)
+
+// `PROGRAM [what] [runs]`: sets g_runs (at least 5) and returns what to run ("all" by default).
+inline std::string parse_args(int argc, char** argv) {
+  if (argc > 2) g_runs = std::max(5, std::atoi(argv[2]));
+  return argc > 1 ? argv[1] : "all";
+}
+
+// " NAME=value" for each environment variable ("(unset)" when absent), for each program's '# settings:' line.
+inline std::string env_settings(std::initializer_list<const char*> names) {
+  std::string text;
+  for (const char* name : names) {
+    const char* v = std::getenv(name);
+    text += std::string(" ") + name + "=" + (v ? v : "(unset)");
+  }
+  return text;
+}
 
 inline double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -26,6 +45,26 @@ inline double median(std::vector<double> v) {
 }
 
 inline void emit(const std::string& name, double value, const char* unit) { std::printf("%s %.6g %s\n", name.c_str(), value, unit); }
+
+// A value that is not a timing: a loss or gradient summary that bench/table.awk compares across programs.
+inline void emit_check(const std::string& name, double value) { std::printf("%s %.9g check\n", name.c_str(), value); }
+
+// Notes: '#' lines that bench/table.awk skips and bench/run.sh prints below the table.
+inline void note(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) std::printf("# %s\n", line.c_str());
+}
+
+// The instructions in a graph's text IR (lines starting with '%').
+inline int count_nodes(const std::string& graph_text) {
+  int nodes = 0;
+  std::istringstream in(graph_text);
+  for (std::string line; std::getline(in, line);) {
+    size_t s = line.find_first_not_of(' ');
+    if (s != std::string::npos && line[s] == '%') ++nodes;
+  }
+  return nodes;
+}
 
 // Times a and b alternately (warm-up runs first), so both see the same state of the machine.
 // Returns the medians in seconds.

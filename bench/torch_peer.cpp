@@ -138,16 +138,10 @@ void bench_eager() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string what = argc > 1 ? argv[1] : "all";
-  if (argc > 2) g_runs = std::max(5, std::atoi(argv[2]));
+  std::string what = parse_args(argc, argv);
   torch::set_num_threads(2);
-  const char* env_names[] = {"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"};
-  std::string settings = "# settings: torch " TORCH_VERSION " threads=" + std::to_string(torch::get_num_threads());
-  for (const char* name : env_names) {
-    const char* v = std::getenv(name);
-    settings += std::string(" ") + name + "=" + (v ? v : "(unset)");
-  }
-  std::printf("%s runs=%d\n", settings.c_str(), g_runs);
+  std::printf("# settings: torch " TORCH_VERSION " threads=%d%s runs=%d\n", torch::get_num_threads(),
+              env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(), g_runs);
   if (what == "all" || what == "elementwise") bench_elementwise();
   if (what == "all" || what == "norm") bench_norm();
   if (what == "all" || what == "matmul") {

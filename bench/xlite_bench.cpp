@@ -33,11 +33,6 @@ namespace {
 
 using namespace bench_timing;  // g_runs, now_s, median, emit, time_pair, Memcpy
 
-void note(const std::string& text) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) std::printf("# %s\n", line.c_str());
-}
-
 // A 64-byte aligned float array holding a copy of the data.
 struct Aligned {
   float* p;
@@ -347,16 +342,6 @@ xl::Tensor forward(const Model& m) {
   return xl::mean(xl::log(p + 1e-6f));
 }
 
-int count_nodes(const std::string& text) {
-  int nodes = 0;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    size_t s = line.find_first_not_of(' ');
-    if (s != std::string::npos && line[s] == '%') ++nodes;
-  }
-  return nodes;
-}
-
 double last_compile_ms() {
   xl::metrics::MetricData d = xl::metrics::metric_data("CompileTime");
   return d.recent.empty() ? -1 : d.recent.back() * 1e-6;
@@ -450,13 +435,9 @@ void bench_compile(bool fresh_processes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string what = argc > 1 ? argv[1] : "all";
-  if (argc > 2) g_runs = std::max(5, std::atoi(argv[2]));
-  const char* omp = std::getenv("OMP_NUM_THREADS");
-  const char* wait = std::getenv("OMP_WAIT_POLICY");
-  const char* backend = std::getenv("XLITE_BACKEND");
-  note(std::string("settings: XLITE_BACKEND=") + (backend ? backend : "(unset: cpu)") + " OMP_NUM_THREADS=" +
-       (omp ? omp : "(unset)") + " OMP_WAIT_POLICY=" + (wait ? wait : "(unset)") + " runs=" + std::to_string(g_runs));
+  std::string what = parse_args(argc, argv);
+  note("settings: xlite_bench" + env_settings({"XLITE_BACKEND", "OMP_NUM_THREADS", "OMP_WAIT_POLICY"}) +
+       " runs=" + std::to_string(g_runs));
   try {
     if (what == "compile") {
       // See bench_compile: one executable kept, so a second compile of a graph is a real compile.

@@ -1,0 +1,181 @@
+// The libtorch (PyTorch 1.13 C++, Debian libtorch-dev) peer of bench/train_bench.cpp: the same training
+// workloads from the same weights and data (bench/train_common.h), timed the same way (warm-up, then the
+// median of >= 5 runs), printed as `name value unit`, plus the same check values (`*.torch_check.*`) that
+// bench/table.awk compares with xlite's.
+//
+//   mlp          nn::Linear/ReLU modules, cross_entropy, backward, torch::optim::SGD (lr 0.01)
+//   transformer  the pre-LN block written with libtorch's plain ops (linear, layer_norm, matmul, softmax,
+//                masked_fill with a causal mask made once, gelu "tanh"): the computation of xlite's
+//                nn::LayerNorm / nn::CausalSelfAttention / nn::MLP, op for op; loss = mean(output), backward
+//
+// Gradients are reset to undefined before each backward (PyTorch 2's zero_grad(set_to_none=True)), the
+// cheapest way: backward then writes them instead of accumulating into zeros.
+// Run with the fair settings (bench/run.sh does): OPENBLAS_CORETYPE unset, OMP_WAIT_POLICY=PASSIVE,
+// GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=17179869184, 2 threads.
+//
+// Usage: torch_train_peer [all|mlp|transformer] [runs]
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "timing.h"
+#include "train_common.h"
+
+namespace {
+
+using namespace bench_timing;
+using namespace bench_train;
+
+torch::Tensor from_host(std::vector<float> values, at::IntArrayRef shape) {
+  return torch::from_blob(values.data(), shape, torch::kFloat32).clone();
+}
+
+void assign(torch::Tensor p, const std::vector<float>& values) {
+  torch::NoGradGuard no_grad;
+  p.copy_(from_host(values, p.sizes()));
+}
+
+void set_grads_to_none(const std::vector<torch::Tensor>& params) {
+  for (torch::Tensor p : params) p.mutable_grad() = torch::Tensor();
+}
+
+std::vector<float> to_host(const torch::Tensor& t) {
+  torch::Tensor c = t.contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+void emit_grad_checks(const std::string& tag, const std::vector<std::pair<std::string, torch::Tensor>>& params) {
+  for (const auto& [name, p] : params) {
+    GradStats s = grad_stats(name, to_host(p.grad()));
+    emit_check(tag + ".torch_check.gradsq." + name, s.sq);
+    emit_check(tag + ".torch_check.probe." + name, s.probe);
+  }
+}
+
+double time_one(const std::function<void()>& fn, int warmup = 3) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int r = 0; r < g_runs; ++r) {
+    double t0 = now_s();
+    fn();
+    t.push_back(now_s() - t0);
+  }
+  return median(t);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+void bench_mlp() {
+  torch::nn::Sequential net;
+  std::vector<torch::nn::Linear> layers;
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (int i = 0; i < 3; ++i) {
+    layers.emplace_back(kMlpDims[i], kMlpDims[i + 1]);
+    net->push_back(layers.back());
+    if (i < 2) net->push_back(torch::nn::ReLU());
+    named.emplace_back("l" + std::to_string(i) + ".weight", layers.back()->weight);
+    named.emplace_back("l" + std::to_string(i) + ".bias", layers.back()->bias);
+  }
+  auto reset = [&] {
+    for (int i = 0; i < 3; ++i) {
+      std::string l = "l" + std::to_string(i);
+      assign(layers[i]->weight, linear_init(l + ".weight", kMlpDims[i + 1], kMlpDims[i], false));
+      assign(layers[i]->bias, linear_init(l + ".bias", kMlpDims[i + 1], kMlpDims[i], true));
+    }
+  };
+  reset();
+  std::vector<torch::Tensor> params = net->parameters();
+  torch::optim::SGD sgd(params, torch::optim::SGDOptions(kMlpLr));
+  torch::Tensor x = from_host(uniform(kMlpBatch * kMlpIn, seed_of("mlp.x"), 1.0f), {kMlpBatch, kMlpIn});
+  std::vector<int64_t> hy = labels(kMlpBatch, kMlpClasses, seed_of("mlp.y"));
+  torch::Tensor y = torch::from_blob(hy.data(), {kMlpBatch}, torch::kInt64).clone();
+
+  auto step = [&] {
+    set_grads_to_none(params);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+    loss.backward();
+    sgd.step();
+    return loss;
+  };
+  float l0 = step().item<float>();
+  emit_grad_checks("mlp_train", named);
+  float l1 = step().item<float>();
+  emit_check("mlp_train.torch_check.loss0", l0);
+  emit_check("mlp_train.torch_check.loss1", l1);
+  reset();
+  double t = time_one([&] {
+    torch::Tensor loss = step();
+    asm volatile("" ::"r"(loss.data_ptr()) : "memory");
+  });
+  emit("mlp_train.torch_ms", t * 1e3, "ms");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+void bench_transformer() {
+  std::vector<ParamSpec> specs = block_params();
+  std::map<std::string, torch::Tensor> p;
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  std::vector<torch::Tensor> params;
+  for (const ParamSpec& s : specs) {
+    torch::Tensor t = from_host(block_param_init(s), s.shape).requires_grad_();
+    p[s.name] = t;
+    named.emplace_back(s.name, t);
+    params.push_back(t);
+  }
+  const int64_t B = kTfBatch, T = kTfSeq, D = kTfModel, H = kTfHeads, dh = D / H;
+  torch::Tensor x = from_host(uniform(B * T * D, seed_of("tf.x"), 1.0f), {B, T, D});
+  torch::Tensor masked = torch::triu(torch::ones({T, T}, torch::kBool), 1);  // true above the diagonal
+
+  auto attention = [&](const torch::Tensor& in) {
+    std::vector<torch::Tensor> parts = torch::linear(in, p["attn.qkv.weight"], p["attn.qkv.bias"]).split(D, -1);
+    auto heads_first = [&](const torch::Tensor& t) { return t.view({B, T, H, dh}).transpose(1, 2); };
+    torch::Tensor q = heads_first(parts[0]), k = heads_first(parts[1]), v = heads_first(parts[2]);
+    torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(dh)));
+    torch::Tensor att = torch::softmax(scores.masked_fill(masked, -INFINITY), -1);
+    torch::Tensor y = torch::matmul(att, v).transpose(1, 2).reshape({B, T, D});
+    return torch::linear(y, p["attn.proj.weight"], p["attn.proj.bias"]);
+  };
+  auto mlp = [&](const torch::Tensor& in) {
+    torch::Tensor h = torch::gelu(torch::linear(in, p["mlp.fc.weight"], p["mlp.fc.bias"]), "tanh");
+    return torch::linear(h, p["mlp.proj.weight"], p["mlp.proj.bias"]);
+  };
+  auto block = [&](const torch::Tensor& in) {
+    torch::Tensor h = in + attention(torch::layer_norm(in, {D}, p["ln1.weight"], p["ln1.bias"], 1e-5));
+    return h + mlp(torch::layer_norm(h, {D}, p["ln2.weight"], p["ln2.bias"], 1e-5));
+  };
+  auto step = [&] {
+    set_grads_to_none(params);
+    torch::Tensor loss = block(x).mean();
+    loss.backward();
+    return loss;
+  };
+  float l0 = step().item<float>();
+  emit_grad_checks("transformer_train", named);
+  emit_check("transformer_train.torch_check.loss0", l0);
+  double t = time_one(
+      [&] {
+        torch::Tensor loss = step();
+        asm volatile("" ::"r"(loss.data_ptr()) : "memory");
+      },
+      2);
+  emit("transformer_train.torch_ms", t * 1e3, "ms");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string what = parse_args(argc, argv);
+  const char* threads_env = std::getenv("OMP_NUM_THREADS");
+  torch::set_num_threads(threads_env ? std::max(1, std::atoi(threads_env)) : 2);
+  std::printf("# settings: torch_train_peer torch " TORCH_VERSION " threads=%d%s runs=%d\n", torch::get_num_threads(),
+              env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(), g_runs);
+  if (what == "all" || what == "mlp") bench_mlp();
+  if (what == "all" || what == "transformer") bench_transformer();
+  return 0;
+}

@@ -1,0 +1,107 @@
+// What bench/train_bench.cpp (xlite) and bench/torch_train_peer.cpp (libtorch) share: the shapes of the
+// training benchmarks and the deterministic host data both sides start from, so that their losses and
+// gradients can be compared number for number. Standard library only (the peer does not link xlite).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bench_train {
+
+// 1. MLP 784-1024-1024-10 with ReLU, batch 256, cross-entropy, SGD (lr 0.01, no momentum).
+constexpr int64_t kMlpBatch = 256, kMlpIn = 784, kMlpHidden = 1024, kMlpClasses = 10;
+constexpr double kMlpLr = 0.01;
+inline const int64_t kMlpDims[4] = {kMlpIn, kMlpHidden, kMlpHidden, kMlpClasses};
+
+// 2. One pre-LN transformer block: x + attn(ln1(x)), then h + mlp(ln2(h)) (4x hidden, tanh GELU), causal;
+// loss = mean of the block's output; forward + backward.
+constexpr int64_t kTfBatch = 8, kTfSeq = 256, kTfModel = 512, kTfHeads = 8, kTfHidden = 4 * kTfModel;
+
+// 3. Host overhead: a chain of kOverheadIters x 4 elementwise ops on kOverheadElems-element tensors.
+constexpr int64_t kOverheadElems = 4, kOverheadIters = 250;
+
+// Deterministic uniform numbers in offset + scale * [-1, 1), from a 32-bit seed (a splitmix-style hash of
+// the index, so any element can be produced independently and both programs get identical floats).
+inline std::vector<float> uniform(size_t count, uint32_t seed, float scale, float offset = 0.0f) {
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t z = (static_cast<uint64_t>(seed) << 32) + i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    out[i] = offset + scale * (static_cast<float>(z >> 40) / 8388608.0f - 1.0f);  // 24 bits -> [-1, 1)
+  }
+  return out;
+}
+
+// A seed from a parameter's name, so both programs give the same parameter the same values.
+inline uint32_t seed_of(const std::string& name) {
+  uint32_t h = 2166136261u;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  return h;
+}
+
+// PyTorch's default Linear initialisation range, U(-1/sqrt(in), 1/sqrt(in)), for weight [out, in] and bias.
+inline std::vector<float> linear_init(const std::string& name, int64_t out, int64_t in, bool bias) {
+  const float bound = 1.0f / std::sqrt(static_cast<float>(in));
+  return uniform(static_cast<size_t>(bias ? out : out * in), seed_of(name), bound);
+}
+
+// LayerNorm parameters away from (1, 0), so that their gradients and the check mean something.
+inline std::vector<float> norm_init(const std::string& name, int64_t dim, bool bias) {
+  return uniform(static_cast<size_t>(dim), seed_of(name), 0.1f, bias ? 0.0f : 1.0f);
+}
+
+inline std::vector<int64_t> labels(size_t count, int64_t classes, uint32_t seed) {
+  std::vector<float> u = uniform(count, seed, 0.5f, 0.5f);  // [0, 1)
+  std::vector<int64_t> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = std::min<int64_t>(classes - 1, static_cast<int64_t>(u[i] * classes));
+  return out;
+}
+
+// The transformer block's parameters, in this order on both sides: name, shape.
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+inline std::vector<ParamSpec> block_params() {
+  const int64_t d = kTfModel, h = kTfHidden;
+  return {{"ln1.weight", {d}},          {"ln1.bias", {d}},        {"attn.qkv.weight", {3 * d, d}},
+          {"attn.qkv.bias", {3 * d}},   {"attn.proj.weight", {d, d}}, {"attn.proj.bias", {d}},
+          {"ln2.weight", {d}},          {"ln2.bias", {d}},        {"mlp.fc.weight", {h, d}},
+          {"mlp.fc.bias", {h}},         {"mlp.proj.weight", {d, h}},  {"mlp.proj.bias", {d}}};
+}
+inline std::vector<float> block_param_init(const ParamSpec& p) {
+  const bool is_norm = p.name.rfind("ln", 0) == 0, is_bias = p.name.size() > 5 && p.name.substr(p.name.size() - 5) == ".bias";
+  if (is_norm) return norm_init(p.name, p.shape[0], is_bias);
+  const int64_t out = p.shape[0];
+  int64_t in = 0;  // a bias takes the fan-in of its layer's weight
+  if (!is_bias) in = p.shape[1];
+  else
+    for (const ParamSpec& q : block_params())
+      if (q.name == p.name.substr(0, p.name.size() - 4) + "weight") in = q.shape[1];
+  return linear_init(p.name, out, in, is_bias);
+}
+
+// Two numbers that summarise a gradient for comparing the two programs: its squared L2 norm, and its
+// projection on a fixed pseudo-random probe vector, as a cosine times sqrt(elements) (so that it is of
+// order 1 whatever the size; it catches permuted or misplaced elements that the norm alone would not).
+// Computed in double on the host.
+struct GradStats {
+  double sq = 0, probe = 0;
+};
+inline GradStats grad_stats(const std::string& name, const std::vector<float>& g) {
+  std::vector<float> r = uniform(g.size(), seed_of("probe:" + name), 1.0f);
+  double sq = 0, rr = 0, dot = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    sq += static_cast<double>(g[i]) * g[i];
+    rr += static_cast<double>(r[i]) * r[i];
+    dot += static_cast<double>(g[i]) * r[i];
+  }
+  return {sq, sq > 0 && rr > 0 ? dot / std::sqrt(sq * rr) * std::sqrt(static_cast<double>(g.size())) : 0.0};
+}
+
+}  // namespace bench_train
