@@ -165,3 +165,46 @@ TEST(Passes, DoubleLogicalNotOfANumberIsATruthTest) {
                 "return %2\n"),
             "%0 = parameter(index=0) : bool[3]\nreturn %0\n");
 }
+
+// (a b)^T becomes b^T a^T, whose transposes the GEMM reads through flags; transposes of transposes cancel.
+// A product that something else also reads is left alone (no GEMM is computed twice).
+TEST(Passes, TransposedProductBecomesProductOfTransposes) {
+  EXPECT_EQ(run(compiler::passes::optimize,
+                "%0 = parameter(index=0) : f32[8,3]\n"
+                "%1 = parameter(index=1) : f32[8,5]\n"
+                "%2 = transpose(%0, perm=[1,0]) : f32[3,8]\n"
+                "%3 = dot(%2, %1) : f32[3,5]\n"
+                "%4 = transpose(%3, perm=[1,0]) : f32[5,3]\n"
+                "return %4\n"),
+            "%0 = parameter(index=0) : f32[8,3]\n"
+            "%1 = parameter(index=1) : f32[8,5]\n"
+            "%2 = transpose(%1, perm=[1,0]) : f32[5,8]\n"
+            "%3 = dot(%2, %0) : f32[5,3]\n"
+            "return %3\n");
+  EXPECT_EQ(run(compiler::passes::optimize,
+                "%0 = parameter(index=0) : f32[2,4,3]\n"
+                "%1 = parameter(index=1) : f32[2,3,5]\n"
+                "%2 = dot(%0, %1) : f32[2,4,5]\n"
+                "%3 = transpose(%2, perm=[0,2,1]) : f32[2,5,4]\n"
+                "return %3\n"),
+            "%0 = parameter(index=0) : f32[2,4,3]\n"
+            "%1 = parameter(index=1) : f32[2,3,5]\n"
+            "%2 = transpose(%1, perm=[0,2,1]) : f32[2,5,3]\n"
+            "%3 = transpose(%0, perm=[0,2,1]) : f32[2,3,4]\n"
+            "%4 = dot(%2, %3) : f32[2,5,4]\n"
+            "return %4\n");
+  const std::string shared =
+      "%0 = parameter(index=0) : f32[4,3]\n"
+      "%1 = parameter(index=1) : f32[3,5]\n"
+      "%2 = dot(%0, %1) : f32[4,5]\n"
+      "%3 = transpose(%2, perm=[1,0]) : f32[5,4]\n"
+      "return %2, %3\n";
+  EXPECT_EQ(run(compiler::passes::optimize, shared), shared);
+  const std::string not_matrix_transpose =
+      "%0 = parameter(index=0) : f32[2,4,3]\n"
+      "%1 = parameter(index=1) : f32[2,3,5]\n"
+      "%2 = dot(%0, %1) : f32[2,4,5]\n"
+      "%3 = transpose(%2, perm=[1,0,2]) : f32[4,2,5]\n"
+      "return %3\n";
+  EXPECT_EQ(run(compiler::passes::optimize, not_matrix_transpose), not_matrix_transpose);
+}

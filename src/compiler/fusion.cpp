@@ -30,17 +30,6 @@ constexpr int kMaxFusedDepth = 200;
 
 std::string name(const ir::Graph& g, int32_t i) { return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op)); }
 
-// A transpose of the last two dims only: a GEMM reads it as is, with a transpose flag.
-bool swaps_last_two(const Instr& instr) {
-  if (instr.op != OpId::transpose) return false;
-  const auto& perm = instr.attrs.get_ints(ir::AttrKey::perm);
-  size_t r = perm.size();
-  if (r < 2 || perm[r - 2] != static_cast<int64_t>(r - 1) || perm[r - 1] != static_cast<int64_t>(r - 2)) return false;
-  for (size_t k = 0; k + 2 < r; ++k)
-    if (perm[k] != static_cast<int64_t>(k)) return false;
-  return true;
-}
-
 RegionKind kind_of(const Instr& instr) {
   switch (ir::op_info(instr.op).cls) {
     case OpClass::Reduce:
@@ -71,7 +60,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     if (kind != RegionKind::Loop && instr.op != OpId::parameter) materialize(i, "region root (" + std::string(ir::op_name(instr.op)) + ")");
     if (kind == RegionKind::Matmul || kind == RegionKind::Conv || kind == RegionKind::Fallback) {
       for (int32_t o : instr.operands) {
-        if (kind == RegionKind::Matmul && swaps_last_two(graph.instrs[o])) {
+        if (kind == RegionKind::Matmul && ir::is_matrix_transpose(graph.instrs[o])) {
           materialize(graph.instrs[o].operands[0], "operand of " + name(graph, static_cast<int32_t>(i)) + ", read transposed by the GEMM");
           continue;
         }
@@ -142,7 +131,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       stack.pop_back();
       // Library calls read whole buffers: only a transpose the GEMM reads with a flag joins them.
       if (region.kind == RegionKind::Matmul || region.kind == RegionKind::Conv || region.kind == RegionKind::Fallback) {
-        if (v != region.root && !(region.kind == RegionKind::Matmul && swaps_last_two(graph.instrs[v]))) continue;
+        if (v != region.root && !(region.kind == RegionKind::Matmul && ir::is_matrix_transpose(graph.instrs[v]))) continue;
       }
       for (int32_t o : graph.instrs[v].operands) {
         if (in_region[o]) continue;

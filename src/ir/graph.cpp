@@ -24,6 +24,16 @@ uint64_t Graph::hash() const {
   return h;
 }
 
+bool is_matrix_transpose(const Instr& instr) {
+  if (instr.op != OpId::transpose) return false;
+  const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+  const size_t r = perm.size();
+  if (r < 2) return false;
+  for (size_t k = 0; k < r; ++k)
+    if (perm[k] != static_cast<int64_t>(k + 2 < r ? k : 2 * r - 3 - k)) return false;
+  return true;
+}
+
 void verify(const Graph& graph) {
   std::vector<bool> seen_parameter(graph.num_parameters, false);
   std::vector<TypedShape> types;

@@ -47,4 +47,8 @@ Graph parse_graph(std::string_view text);
 // Checks wiring, arity, attributes and every instruction's type against its shape rule.
 void verify(const Graph& graph);
 
+// A transpose that swaps the last two dims and keeps the others in place: a batched matrix transpose,
+// which a GEMM reads through a flag.
+bool is_matrix_transpose(const Instr& instr);
+
 }  // namespace xlite::ir

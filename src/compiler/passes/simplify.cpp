@@ -112,15 +112,50 @@ std::optional<Instr> composed(const Rewriter& rw, const Instr& instr) {
       return std::nullopt;
   }
 }
+
+Instr matrix_transpose(int32_t operand, const Instr& of) {
+  const size_t r = of.shape.size();
+  std::vector<int64_t> perm(r);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[r - 2], perm[r - 1]);
+  Shape shape = of.shape;
+  std::swap(shape[r - 2], shape[r - 1]);
+  Instr t{OpId::transpose, {operand}, {}, shape, of.dtype, of.origin};
+  t.attrs.set_ints(AttrKey::perm, perm);
+  return t;
+}
+
+// (a b)^T = b^T a^T: the GEMM then writes the transposed product itself, reading its operands through
+// transpose flags, instead of a separate pass over the product (the weight gradient of x @ w^T).
+// Only for a product nothing else reads, so that no GEMM is duplicated.
+std::optional<int32_t> transposed_product(Rewriter& rw, const Instr& instr, int product_readers) {
+  if (!ir::is_matrix_transpose(instr) || product_readers != 1) return std::nullopt;
+  const Instr product = rw.at(instr.operands[0]);  // a copy: appending moves the instructions
+  if (product.op != OpId::dot) return std::nullopt;
+  const Instr a = rw.at(product.operands[0]), b = rw.at(product.operands[1]);
+  const int32_t bt = rw.append(matrix_transpose(product.operands[1], b));
+  const int32_t at = rw.append(matrix_transpose(product.operands[0], a));
+  return rw.append(Instr{OpId::dot, {bt, at}, {}, instr.shape, instr.dtype, product.origin});
+}
 }  // namespace
 
 ir::Graph simplify(const ir::Graph& graph) {
   Rewriter rw(graph);
+  std::vector<int> readers(graph.instrs.size(), 0);
+  for (const Instr& instr : graph.instrs)
+    for (int32_t o : instr.operands) ++readers[o];
+  for (int32_t o : graph.outputs) ++readers[o];
   for (size_t i = 0; i < graph.instrs.size(); ++i) {
     Instr instr = rw.remapped(i);
     if (auto same = identity_of(rw, instr)) {
       rw.map(i, *same);
       continue;
+    }
+    if (instr.op == OpId::transpose) {
+      if (auto product = transposed_product(rw, instr, readers[graph.instrs[i].operands[0]])) {
+        rw.map(i, *product);
+        continue;
+      }
     }
     if (auto merged = composed(rw, instr)) instr = std::move(*merged);
     rw.map(i, rw.append(std::move(instr)));
