@@ -74,9 +74,9 @@ class Emitter {
 
     auto* entry = llvm::BasicBlock::Create(ctx_, "entry", body_fn_);
     b_.SetInsertPoint(entry);
-    if (ir::op_info(root.op).cls == OpClass::Reduce || ir::op_info(root.op).cls == OpClass::ArgReduce)
-      emit_reduce_loop(root);
-    else
+    if (ir::op_info(root.op).cls == OpClass::Reduce || ir::op_info(root.op).cls == OpClass::ArgReduce) {
+      if (!emit_leading_reduce_loop(root)) emit_reduce_loop(root);
+    } else
       emit_elementwise_loop(root);
     b_.CreateRetVoid();
 
@@ -644,6 +644,48 @@ class Emitter {
     idx->linear = loop.iv;
     store_output(loop.iv, gen(g_.outputs[0], idx), root.dtype);
     close_loop(loop);
+  }
+
+  // A sum or product over leading dims (a column sum, such as a bias gradient): rows outer and the kept
+  // elements inner, accumulating in the output, so that the inner loop reads contiguous memory and
+  // vectorises (the general loop below would stride down each column). Only where the output holds the
+  // accumulator type exactly (not for 16-bit floats, which accumulate in f32).
+  bool emit_leading_reduce_loop(const Instr& root) {
+    if (root.op != OpId::reduce_sum && root.op != OpId::reduce_prod) return false;
+    const int32_t input = root.operands[0];
+    const Shape& in_shape = g_.instrs[input].shape;
+    const DType dtype = root.dtype;
+    if (g_.instrs[input].dtype != dtype) return false;
+    if (dtype != DType::f32 && dtype != DType::f64 && dtype != DType::i32 && dtype != DType::i64) return false;
+    std::vector<int64_t> dims = root.attrs.get_ints(AttrKey::dims);
+    std::sort(dims.begin(), dims.end());
+    if (dims.empty() || dims.size() >= in_shape.size()) return false;
+    for (size_t k = 0; k < dims.size(); ++k)
+      if (dims[k] != static_cast<int64_t>(k)) return false;
+    const int64_t kept = numel(root.shape);
+    if (kept == 0) return false;
+    const int64_t rows = numel(in_shape) / kept;
+
+    Loop first = open_loop(begin_, end_, "o0");
+    store_output(first.iv, constant(dtype, root.op == OpId::reduce_sum ? 0 : 1), dtype);
+    close_loop(first);
+    Loop row = open_loop(i64c(0), i64c(rows), "r");
+    llvm::Value* row_start = b_.CreateMul(row.iv, i64c(kept));
+    Loop column = open_loop(begin_, end_, "o");
+    memo_.clear();
+    arena_.clear();
+    Index* in_index = make_index(in_shape);
+    in_index->linear = b_.CreateAdd(row_start, column.iv);
+    llvm::Value* v = gen(input, in_index);
+    llvm::Value* at = b_.CreateGEP(storage_type(dtype), output_, column.iv);
+    llvm::Value* acc = b_.CreateLoad(storage_type(dtype), at);
+    const bool fp = is_floating(dtype);
+    llvm::Value* next = root.op == OpId::reduce_sum ? (fp ? b_.CreateFAdd(acc, v) : b_.CreateAdd(acc, v))
+                                                    : (fp ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v));
+    b_.CreateStore(next, at);
+    close_loop(column);
+    close_loop(row);
+    return true;
   }
 
   void emit_reduce_loop(const Instr& root) {
