@@ -29,6 +29,8 @@ struct Step {
   CompiledKernel kernel;                        // Loop and Reduce
   std::shared_ptr<runtime::Executable> oracle;  // Fallback
   std::shared_ptr<Conv2d> conv;                 // Conv
+  std::shared_ptr<Matmul> matmul;               // Matmul
+  int32_t stored_a = -1, stored_b = -1;         // Matmul: the buffers its operands are read from
   int64_t work = 0;                             // output elements
   int64_t cost = 0;                             // elements read: decides whether to use threads
   // Inputs (positions in region.inputs) read only at the element being written: the output may be
@@ -169,8 +171,21 @@ class CpuExecutable final : public runtime::Executable {
           if (step.work > 0 && numel(input) > 0 && numel(weight) > 0) step.conv = std::make_shared<Conv2d>(root, input, weight);
           break;
         }
-        case RegionKind::Matmul:
+        case RegionKind::Matmul: {
+          // An operand that is a matrix transpose is read from its source, through strides.
+          const ir::Instr& root = graph_.instrs[step.region.root];
+          auto stored = [&](int32_t operand, bool* transposed) {
+            *transposed = ir::is_matrix_transpose(graph_.instrs[operand]);
+            return *transposed ? graph_.instrs[operand].operands[0] : operand;
+          };
+          bool ta, tb;
+          step.stored_a = stored(root.operands[0], &ta);
+          step.stored_b = stored(root.operands[1], &tb);
+          // With an empty dim there is nothing to multiply: zeros (or nothing), no library call.
+          if (numel(graph_.instrs[step.stored_a].shape) > 0 && numel(graph_.instrs[step.stored_b].shape) > 0 && step.work > 0)
+            step.matmul = std::make_shared<Matmul>(graph_.instrs[step.stored_a].shape, ta, graph_.instrs[step.stored_b].shape, tb);
           break;
+        }
       }
       step.overwritable = overwritable_inputs(step.region);
       if (profiling()) step.profile = std::make_shared<StepProfile>(step_label(graph_, step.region));
@@ -249,18 +264,10 @@ class CpuExecutable final : public runtime::Executable {
           pointers.push_back(out->data());
           run_kernel(step, pointers.data());
           break;
-        case RegionKind::Matmul: {
-          // An operand without a buffer is a transpose the GEMM reads through a flag.
-          auto stored = [&](int32_t operand, bool* transposed) -> int32_t {
-            *transposed = !slots[operand];
-            return *transposed ? graph_.instrs[operand].operands[0] : operand;
-          };
-          bool ta, tb;
-          int32_t a = stored(root.operands[0], &ta), b = stored(root.operands[1], &tb);
-          matmul_f32(graph_.instrs[a].shape, ta, graph_.instrs[b].shape, tb, slots[a]->as<float>(), slots[b]->as<float>(),
-                     out->as<float>());
+        case RegionKind::Matmul:
+          if (step.matmul) step.matmul->run(slots[step.stored_a]->as<float>(), slots[step.stored_b]->as<float>(), out->as<float>());
+          else if (step.work > 0) std::memset(out->data(), 0, static_cast<size_t>(compiler::value_bytes(root)));
           break;
-        }
         case RegionKind::Conv:
           if (step.conv) step.conv->run(slots[root.operands[0]]->as<float>(), slots[root.operands[1]]->as<float>(), out->as<float>());
           else if (step.work > 0) std::memset(out->data(), 0, static_cast<size_t>(compiler::value_bytes(root)));

@@ -1,5 +1,6 @@
 #pragma once
-// Library calls for the ops that are not loops: matmul (sgemm) and 2-D convolution, through oneDNN.
+// Library calls for the ops that are not loops: matmul and 2-D convolution, through oneDNN primitives
+// built once per compiled program.
 #include <memory>
 
 #include "core/buffer.h"
@@ -7,23 +8,33 @@
 
 namespace xlite::backends::cpu {
 
-// out[i] = op(a[i]) x op(b[i]) for row-major f32 batches; a and b are the stored shapes, and a
-// transposed operand is stored with its last two dims swapped.
-void matmul_f32(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b, const float* pa, const float* pb,
-                float* out);
-
-// A oneDNN convolution primitive built once per compiled program for one conv2d instruction.
-class Conv2d {
+// One oneDNN primitive with a source, a weight and a destination; runs on the process's one stream.
+class Primitive {
  public:
-  Conv2d(const ir::Instr& conv, const Shape& input, const Shape& weight);
-  ~Conv2d();
-  Conv2d(const Conv2d&) = delete;
-  Conv2d& operator=(const Conv2d&) = delete;
-  void run(const float* input, const float* weight, float* output) const;
+  ~Primitive();
+  Primitive(const Primitive&) = delete;
+  Primitive& operator=(const Primitive&) = delete;
+  void run(const float* source, const float* weights, float* destination) const;
 
- private:
+ protected:
+  explicit Primitive(const char* op);  // the op named in errors
   struct State;
   std::unique_ptr<State> state_;
+};
+
+// out[i] = op(a[i]) x op(b[i]) for row-major f32 batches; a and b are the stored shapes, and a
+// transposed operand is stored with its last two dims swapped (the primitive reads it through strides,
+// which oneDNN's brgemm kernels handle at full speed, unlike sgemm's transposed-B path).
+// Every dim must be non-zero.
+class Matmul : public Primitive {
+ public:
+  Matmul(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b);
+};
+
+// conv2d (NCHW input, OIHW weight, any stride, padding, dilation and groups).
+class Conv2d : public Primitive {
+ public:
+  Conv2d(const ir::Instr& conv, const Shape& input, const Shape& weight);
 };
 
 }  // namespace xlite::backends::cpu
