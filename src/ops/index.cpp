@@ -114,13 +114,23 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const Shape& ys = y.shape();
   int64_t m = xs[xs.size() - 2], k = xs.back(), k2 = ys[ys.size() - 2], n = ys.back();
   if (k != k2) ops::fail("shapes " + shape_str(sa) + " and " + shape_str(sb) + " cannot be multiplied");
+  Shape out(xs.begin(), xs.end() - 2);
+  if (ys.size() == 2 && xs.size() > 2 && k > 0) {
+    // A batch of matrices times one matrix (a Linear layer on [B, T, D]) is one GEMM of all rows: no
+    // copy of the weight per batch, and its gradient is one GEMM instead of a batch of them and a sum.
+    Tensor rows = reshape(ops::convert_to(x, dtype), {numel(xs) / k, k});
+    Tensor r = ops::make(OpId::dot, {rows, ops::convert_to(y, dtype)});
+    out.push_back(m);
+    if (sb.size() > 1) out.push_back(n);
+    return scope.finish(reshape(r, out));
+  }
   Shape batch = ops::broadcast_shapes(Shape(xs.begin(), xs.end() - 2), Shape(ys.begin(), ys.end() - 2));
   Shape xt = batch, yt = batch;
   xt.insert(xt.end(), {m, k});
   yt.insert(yt.end(), {k, n});
   Tensor r = ops::make(OpId::dot, {ops::broadcast_to_shape(ops::convert_to(x, dtype), xt),
                                    ops::broadcast_to_shape(ops::convert_to(y, dtype), yt)});
-  Shape out = batch;
+  out = batch;
   if (sa.size() > 1) out.push_back(m);
   if (sb.size() > 1) out.push_back(n);
   return scope.finish(reshape(r, out));

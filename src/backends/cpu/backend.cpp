@@ -47,7 +47,7 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
     case RegionKind::Matmul: {
       std::string text = "matmul";
       for (int32_t o : root.operands) {
-        bool transposed = graph.instrs[o].op == ir::OpId::transpose;
+        bool transposed = ir::is_matrix_transpose(graph.instrs[o]);
         text += (o == root.operands[0] ? " " : " x ") + value(transposed ? graph.instrs[o].operands[0] : o) + (transposed ? "^T" : "");
       }
       return text;

@@ -482,9 +482,28 @@ class Emitter {
       case OpClass::Select:
         return b_.CreateSelect(gen(instr.operands[0], idx), gen(instr.operands[1], idx), gen(instr.operands[2], idx));
       case OpClass::Reshape: {
-        Index* in = make_index(operand_type(0).shape);
-        in->linear = linear(idx);
-        return gen(instr.operands[0], in);
+        const Shape& in_shape = operand_type(0).shape;
+        // Trailing dims the reshape keeps (merging or splitting only leading dims, as when a Linear
+        // layer flattens [B, T, D] to [B * T, D]) pass through: the inner loop's index stays the loop
+        // counter, and only the leading part is re-split (once per row in a row loop). Otherwise the
+        // linear index carries over.
+        size_t keep = 0;
+        while (keep < in_shape.size() && keep < instr.shape.size() &&
+               in_shape[in_shape.size() - 1 - keep] == instr.shape[instr.shape.size() - 1 - keep])
+          ++keep;
+        if (keep == 0 || idx->multi.empty()) {
+          Index* in = make_index(in_shape);
+          in->linear = linear(idx);
+          return gen(instr.operands[0], in);
+        }
+        const std::vector<llvm::Value*> out = multi(idx);
+        Index* lead_out = with_multi(Shape(instr.shape.begin(), instr.shape.end() - keep),
+                                     std::vector<llvm::Value*>(out.begin(), out.end() - keep));
+        Index* lead_in = make_index(Shape(in_shape.begin(), in_shape.end() - keep));
+        lead_in->linear = linear(lead_out);
+        std::vector<llvm::Value*> in = multi(lead_in);
+        in.insert(in.end(), out.end() - keep, out.end());
+        return gen(instr.operands[0], with_multi(in_shape, in));
       }
       case OpClass::Transpose: {
         const auto& perm = instr.attrs.get_ints(AttrKey::perm);
@@ -676,6 +695,14 @@ class Emitter {
     arena_.clear();
     Index* in_index = make_index(in_shape);
     in_index->linear = b_.CreateAdd(row_start, column.iv);
+    // The multi-index too, split from the row and the column apart (the row's part is loop-invariant).
+    Index* reduced_index = make_index(Shape(in_shape.begin(), in_shape.begin() + static_cast<int64_t>(dims.size())));
+    reduced_index->linear = row.iv;
+    Index* kept_index = make_index(Shape(in_shape.begin() + static_cast<int64_t>(dims.size()), in_shape.end()));
+    kept_index->linear = column.iv;
+    in_index->multi = multi(reduced_index);
+    const std::vector<llvm::Value*>& kept_multi = multi(kept_index);
+    in_index->multi.insert(in_index->multi.end(), kept_multi.begin(), kept_multi.end());
     llvm::Value* v = gen(input, in_index);
     llvm::Value* at = b_.CreateGEP(storage_type(dtype), output_, column.iv);
     llvm::Value* acc = b_.CreateLoad(storage_type(dtype), at);
