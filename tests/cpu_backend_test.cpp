@@ -9,6 +9,7 @@
 #include <xlite/xlite.h>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/math_error.h"
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
 #include "core/elements.h"
@@ -53,15 +54,6 @@ std::vector<float> test_inputs() {
   return xs;
 }
 
-// Error in units of the result's magnitude, with subnormal results measured against the smallest normal
-// (below it f32 itself has fewer than 24 bits).
-double relative_error(float got, double want) {
-  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
-  if (std::isinf(want)) return got == static_cast<float>(want) ? 0 : INFINITY;
-  double scale = std::max(std::fabs(want), static_cast<double>(std::numeric_limits<float>::min()));
-  return std::fabs(static_cast<double>(got) - want) / scale;
-}
-
 void expect_accurate(const std::string& op, double (*reference)(double)) {
   std::vector<float> xs = test_inputs();
   std::vector<float> got = run_unary(op, xs);
@@ -69,8 +61,7 @@ void expect_accurate(const std::string& op, double (*reference)(double)) {
   float worst_x = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     double want = reference(static_cast<double>(xs[i]));
-    if (std::isfinite(want) && std::fabs(want) > std::numeric_limits<float>::max()) want = want > 0 ? INFINITY : -INFINITY;
-    double err = relative_error(got[i], want);
+    double err = xl::backends::cpu::math::relative_error(got[i], want);
     if (err > worst) {
       worst = err;
       worst_x = xs[i];
