@@ -12,6 +12,7 @@
 #include "backends/cpu/math_error.h"
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
+#include "compiler/passes/passes.h"
 #include "core/elements.h"
 #include "core/tensor_impl.h"
 #include "ir/graph.h"
@@ -313,6 +314,90 @@ TEST(CpuBackend, LeadingDimReductionsMatchTheReference) {
       double got = xl::read_element_f64(cpu[0]->data(), dtype, i), want = xl::read_element_f64(ref[0]->data(), dtype, i);
       // f32 sums of up to 4500 terms, added in another order than the oracle's.
       ASSERT_NEAR(got, want, 1e-4 * (1 + std::fabs(want))) << "case " << c << " element " << i;
+    }
+  }
+}
+
+namespace {
+size_t regions_of(const std::string& text) { return xl::compiler::plan_fusion(xl::ir::parse_graph(text)).regions.size(); }
+}  // namespace
+
+// A softmax or layernorm is one loop: its row reductions are computed row by row inside it. A reduction
+// that another region also reads, or that reaches the loop through an op that may read another row,
+// stays a region of its own.
+TEST(CpuBackend, RowReductionsFuseIntoTheLoopThatReadsThem) {
+  const std::string softmax =
+      "%0 = parameter(index=0) : f32[64,128]\n"
+      "%1 = reduce_max(%0, dims=[1], keepdim=true) : f32[64,1]\n"
+      "%2 = broadcast(%1, shape=[64,128], dims=[0,1]) : f32[64,128]\n"
+      "%3 = sub(%0, %2) : f32[64,128]\n"
+      "%4 = exp(%3) : f32[64,128]\n"
+      "%5 = reduce_sum(%4, dims=[1], keepdim=true) : f32[64,1]\n"
+      "%6 = broadcast(%5, shape=[64,128], dims=[0,1]) : f32[64,128]\n"
+      "%7 = div(%4, %6) : f32[64,128]\n";
+  auto plan = xl::compiler::plan_fusion(xl::ir::parse_graph(softmax + "return %7\n"));
+  ASSERT_EQ(plan.regions.size(), 1u) << xl::compiler::describe(plan);
+  EXPECT_NE(xl::compiler::describe(plan).find("compute %5 reduce_sum row by row inside the loop of %7 div"), std::string::npos);
+  // The sum is also a result: it is a region, and so is the max that both it and the loop read.
+  EXPECT_EQ(regions_of(softmax + "return %7, %5\n"), 3u);
+  EXPECT_EQ(regions_of("%0 = parameter(index=0) : f32[4,6]\n"  // keepdim=false, broadcast back along dim 1
+                       "%1 = reduce_sum(%0, dims=[1], keepdim=false) : f32[4]\n"
+                       "%2 = broadcast(%1, shape=[4,6], dims=[0]) : f32[4,6]\n"
+                       "%3 = sub(%0, %2) : f32[4,6]\n"
+                       "return %3\n"),
+            1u);
+  EXPECT_EQ(regions_of("%0 = parameter(index=0) : f32[6,6]\n"  // the transpose reads other rows
+                       "%1 = reduce_sum(%0, dims=[1], keepdim=true) : f32[6,1]\n"
+                       "%2 = broadcast(%1, shape=[6,6], dims=[0,1]) : f32[6,6]\n"
+                       "%3 = transpose(%2, perm=[1,0]) : f32[6,6]\n"
+                       "%4 = add(%0, %3) : f32[6,6]\n"
+                       "return %4\n"),
+            2u);
+  EXPECT_EQ(regions_of("%0 = parameter(index=0) : f32[6,4]\n"  // a sum over the first dim is not a row
+                       "%1 = reduce_sum(%0, dims=[0], keepdim=true) : f32[1,4]\n"
+                       "%2 = broadcast(%1, shape=[6,4], dims=[0,1]) : f32[6,4]\n"
+                       "%3 = sub(%0, %2) : f32[6,4]\n"
+                       "return %3\n"),
+            2u);
+}
+
+// Row-fused reductions against the oracle: softmax and layernorm over odd row lengths, 3-D inputs, a
+// reduction over a row of another length, NaN in a row, and enough rows that threads split some rows.
+TEST(CpuBackend, RowFusedReductionsMatchTheReference) {
+  xl::manual_seed(21);
+  auto x = xl::randn({300, 257});
+  auto y = xl::randn({3, 50, 130});
+  auto w = xl::randn({130});
+  auto big = xl::randn({4096, 96});
+  auto layernorm = [&](const xl::Tensor& t) {
+    auto mu = xl::mean(t, {-1}, true);
+    auto c = t - mu;
+    return c * xl::rsqrt(xl::mean(c * c, {-1}, true) + 1e-5f) * w;
+  };
+  auto nan_row = xl::where(xl::arange(0, 257).to(xl::DType::f32) == 100.0f, std::numeric_limits<float>::quiet_NaN(), x);
+  auto other_length = xl::randn({300, 31});
+  std::vector<xl::Tensor> cases = {
+      xl::softmax(x, -1),
+      layernorm(y),
+      xl::log_softmax(big, -1),
+      xl::softmax(nan_row, -1),
+      x * xl::max(other_length, {-1}, true),
+      (big - xl::min(big, {-1}, true)) * xl::sum(big * big, {-1}, true),
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    auto built = xl::lazy::build_graph({cases[c].impl()->node()});
+    auto plan = xl::compiler::plan_fusion(xl::compiler::passes::optimize(built.graph));
+    EXPECT_EQ(plan.regions.size(), 1u) << "case " << c << "\n" << xl::compiler::describe(plan);
+    auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
+    auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
+    const float* got = cpu[0]->as<float>();
+    const float* want = ref[0]->as<float>();
+    for (int64_t i = 0; i < xl::numel(cases[c].shape()); ++i) {
+      if (std::isnan(want[i])) {
+        ASSERT_TRUE(std::isnan(got[i])) << "case " << c << " element " << i;
+        continue;
+      }
+      ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-4f * std::fabs(want[i])) << "case " << c << " element " << i;
     }
   }
 }

@@ -40,7 +40,88 @@ RegionKind kind_of(const Instr& instr) {
     default: return RegionKind::Loop;
   }
 }
+
+bool same_rows(const Shape& a, const Shape& rows) {
+  return a.size() == rows.size() + 1 && std::equal(rows.begin(), rows.end(), a.begin());
+}
+
+// Row fusion: a sum, max or min over the last dim whose result reaches one loop region only along its
+// rows (a softmax's max and sum, a layernorm's mean and variance) is computed inside that loop, once
+// per row, from the row the loop then reads again while it is still in cache: the data comes from
+// memory once. This checks every path from the reduction `i` to the loop's root `r`: ops on the reduced
+// rows, a broadcast back along the last dim, elementwise ops at the loop's own index, or the input of
+// another row-fused reduction. Any other op on the way could read another row.
+class RowFusion {
+ public:
+  RowFusion(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& consumers, const std::vector<bool>& materialized)
+      : graph_(graph), consumers_(consumers), materialized_(materialized), fused_(graph.instrs.size(), false) {}
+
+  bool fused(int32_t i) const { return fused_[i]; }
+  void set(int32_t i, bool fused) { fused_[i] = fused; }
+
+  bool fits(int32_t i, int32_t r) const {
+    const Instr& reduce = graph_.instrs[i];
+    const Instr& root = graph_.instrs[r];
+    if (reduce.op != OpId::reduce_sum && reduce.op != OpId::reduce_max && reduce.op != OpId::reduce_min) return false;
+    if (kind_of(root) != RegionKind::Loop || root.op == OpId::parameter) return false;
+    const Shape& s = root.shape;
+    if (s.size() < 2 || s.back() <= 1) return false;  // the loop must run by rows
+    const Shape rows(s.begin(), s.end() - 1);
+    const Shape& input = graph_.instrs[reduce.operands[0]].shape;
+    const auto& dims = reduce.attrs.get_ints(ir::AttrKey::dims);
+    if (!same_rows(input, rows) || dims.size() != 1 || dims[0] != static_cast<int64_t>(rows.size())) return false;
+    std::vector<bool> seen(graph_.instrs.size(), false);
+    return paths_keep_rows(i, r, rows, seen);
+  }
+
+ private:
+  bool row_shaped(const Shape& shape, const Shape& rows) const {
+    return shape == rows || (same_rows(shape, rows) && shape.back() == 1);
+  }
+
+  bool paths_keep_rows(int32_t v, int32_t r, const Shape& rows, std::vector<bool>& seen) const {
+    for (int32_t c : consumers_[v]) {
+      if (seen[c]) continue;
+      seen[c] = true;
+      if (materialized_[c] && c != r) return false;  // another region reads it
+      const Instr& instr = graph_.instrs[c];
+      bool keeps_rows;
+      if (ir::op_info(instr.op).cls == OpClass::Reduce) {
+        keeps_rows = fused_[c] && same_rows(graph_.instrs[instr.operands[0]].shape, rows);
+        if (keeps_rows) continue;  // its own paths were checked when it was fused
+      } else if (instr.op == OpId::broadcast) {
+        // From the reduced rows back to full rows: leading dims map to themselves.
+        const Shape& from = graph_.instrs[instr.operands[0]].shape;
+        const auto& dims = instr.attrs.get_ints(ir::AttrKey::dims);
+        keeps_rows = row_shaped(from, rows) && same_rows(instr.shape, rows);
+        for (size_t k = 0; keeps_rows && k < dims.size(); ++k) keeps_rows = dims[k] == static_cast<int64_t>(k);
+      } else {
+        keeps_rows = elementwise(graph_, instr) && (row_shaped(instr.shape, rows) || same_rows(instr.shape, rows));
+      }
+      if (!keeps_rows) return false;
+      if (c != r && !paths_keep_rows(c, r, rows, seen)) return false;
+    }
+    return true;
+  }
+
+  const ir::Graph& graph_;
+  const std::vector<std::vector<int32_t>>& consumers_;
+  const std::vector<bool>& materialized_;
+  std::vector<bool> fused_;
+};
 }  // namespace
+
+bool elementwise(const ir::Graph& graph, const Instr& instr) {
+  switch (ir::op_info(instr.op).cls) {
+    case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat: case OpClass::Predicate:
+    case OpClass::Binary: case OpClass::Compare: case OpClass::Logical: case OpClass::Select:
+      for (int32_t o : instr.operands)
+        if (graph.instrs[o].shape != instr.shape) return false;
+      return true;
+    default:
+      return false;
+  }
+}
 
 FusionPlan plan_fusion(const ir::Graph& graph) {
   FusionPlan plan;
@@ -57,7 +138,9 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     const Instr& instr = graph.instrs[i];
     if (instr.op == OpId::parameter) materialize(i, "parameter");
     RegionKind kind = kind_of(instr);
-    if (kind != RegionKind::Loop && instr.op != OpId::parameter) materialize(i, "region root (" + std::string(ir::op_name(instr.op)) + ")");
+    // Reductions are decided below: a row reduction may be computed inside the loop that reads it.
+    if (kind != RegionKind::Loop && kind != RegionKind::Reduce && instr.op != OpId::parameter)
+      materialize(i, "region root (" + std::string(ir::op_name(instr.op)) + ")");
     if (kind == RegionKind::Matmul || kind == RegionKind::Conv || kind == RegionKind::Fallback) {
       for (int32_t o : instr.operands) {
         if (kind == RegionKind::Matmul && ir::is_matrix_transpose(graph.instrs[o])) {
@@ -74,6 +157,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
   for (size_t i = 0; i < n; ++i)
     for (int32_t o : graph.instrs[i].operands) consumers[o].push_back(static_cast<int32_t>(i));
   std::vector<std::vector<int32_t>> regions_of(n);
+  RowFusion rows(graph, consumers, materialized);
   for (size_t k = n; k-- > 0;) {
     const int32_t i = static_cast<int32_t>(k);
     if (materialized[i]) {
@@ -84,6 +168,16 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     for (int32_t c : consumers[i]) regions.insert(regions.end(), regions_of[c].begin(), regions_of[c].end());
     std::sort(regions.begin(), regions.end());
     regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+    if (kind_of(graph.instrs[i]) == RegionKind::Reduce) {
+      if (regions.size() == 1 && rows.fits(i, regions[0])) {
+        rows.set(i, true);
+        regions_of[i] = std::move(regions);
+      } else {
+        materialize(i, "region root (" + std::string(ir::op_name(graph.instrs[i].op)) + ")");
+        regions_of[i] = {i};
+      }
+      continue;
+    }
     const OpId op = graph.instrs[i].op;
     const bool leaf = op == OpId::constant || op == OpId::iota;
     // Recomputing inside reductions costs arithmetic; writing the value and reading it back costs memory
@@ -118,6 +212,42 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       materialize(static_cast<int32_t>(i), "fused chain deeper than " + std::to_string(kMaxFusedDepth) + " ops");
     depth[i] = materialized[i] ? 0 : deepest + 1;
   }
+
+  // Cutting deep chains may have split a row-fused reduction from its loop: such a reduction becomes
+  // a region of its own, until every one left reaches exactly one loop that fits it.
+  std::vector<int32_t> row_loop(n, -1);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = n; k-- > 0;) {
+      const int32_t i = static_cast<int32_t>(k);
+      if (!rows.fused(i)) continue;
+      std::vector<int32_t> roots;  // the materialized values its consumers lead to
+      std::vector<bool> seen(n, false);
+      std::vector<int32_t> stack = {i};
+      while (!stack.empty()) {
+        int32_t v = stack.back();
+        stack.pop_back();
+        for (int32_t c : consumers[v]) {
+          if (seen[c]) continue;
+          seen[c] = true;
+          if (materialized[c]) roots.push_back(c);
+          else stack.push_back(c);
+        }
+      }
+      rows.set(i, false);  // fits() must not take it as already checked
+      if (roots.size() == 1 && rows.fits(i, roots[0])) {
+        rows.set(i, true);
+        row_loop[i] = roots[0];
+        continue;
+      }
+      materialize(i, "region root (" + std::string(ir::op_name(graph.instrs[i].op)) + ")");
+      changed = true;
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (rows.fused(static_cast<int32_t>(i)))
+      plan.decisions.push_back("compute " + name(graph, static_cast<int32_t>(i)) + " row by row inside the loop of " +
+                               name(graph, row_loop[i]) + ", from rows it reads again while they are in cache");
 
   for (size_t i = 0; i < n; ++i) {
     if (!materialized[i] || graph.instrs[i].op == OpId::parameter) continue;

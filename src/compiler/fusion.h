@@ -32,6 +32,9 @@ struct FusionPlan {
 };
 
 FusionPlan plan_fusion(const ir::Graph& graph);
+// Whether an instruction reads each operand at exactly the element it writes (elementwise ops whose
+// operands have its shape).
+bool elementwise(const ir::Graph& graph, const ir::Instr& instr);
 std::string describe(const FusionPlan& plan);
 
 }  // namespace xlite::compiler

@@ -61,19 +61,6 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
          value(region.root) + " (" + std::to_string(region.members.size()) + " ops)";
 }
 
-// Ops that read their operands at exactly the element they write.
-bool index_preserving(const ir::Graph& body, const ir::Instr& instr) {
-  switch (ir::op_info(instr.op).cls) {
-    case ir::OpClass::Convert: case ir::OpClass::Unary: case ir::OpClass::UnaryFloat: case ir::OpClass::Predicate:
-    case ir::OpClass::Binary: case ir::OpClass::Compare: case ir::OpClass::Logical: case ir::OpClass::Select:
-      for (int32_t o : instr.operands)
-        if (body.instrs[o].shape != instr.shape) return false;
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::vector<bool> overwritable_inputs(const Region& region) {
   const ir::Graph& body = region.body;
   std::vector<bool> safe(region.inputs.size(), region.kind == RegionKind::Loop);
@@ -83,7 +70,7 @@ std::vector<bool> overwritable_inputs(const Region& region) {
   elementwise_path[body.outputs[0]] = true;
   for (size_t i = body.instrs.size(); i-- > 0;) {
     const ir::Instr& instr = body.instrs[i];
-    bool through = elementwise_path[i] && index_preserving(body, instr);
+    bool through = elementwise_path[i] && compiler::elementwise(body, instr);
     for (int32_t o : instr.operands) {
       if (!through && body.instrs[o].op == ir::OpId::parameter) safe[body.instrs[o].attrs.get_int(ir::AttrKey::index)] = false;
       if (through) elementwise_path[o] = true;

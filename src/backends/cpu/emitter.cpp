@@ -6,8 +6,10 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -589,6 +591,10 @@ class Emitter {
         in[dim] = checked_index(id, raw, operand_type(1).dtype, operand_type(0).shape[dim]);
         return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
       }
+      case OpClass::Reduce:
+        // A row reduction, computed before the row's elements (emit_elementwise_loop).
+        if (auto it = row_values_.find(id); it != row_values_.end()) return it->second;
+        throw Error("[cpu] " + std::string(ir::op_name(instr.op)) + " is fused into a loop that does not run by its rows");
       default:
         throw Error("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
     }
@@ -644,6 +650,22 @@ class Emitter {
     Index* row_index = make_index(Shape(shape.begin(), shape.end() - 1));
     row_index->linear = rows.iv;
     std::vector<llvm::Value*> lead = multi(row_index);
+    // Row reductions fused into this loop (fusion checked that only this row reaches them): each is
+    // computed once per row, before the row's elements, in dependency order.
+    row_values_.clear();
+    for (size_t k = 0; k < g_.instrs.size(); ++k) {
+      const Instr& r = g_.instrs[k];
+      if (static_cast<int32_t>(k) == g_.outputs[0] || ir::op_info(r.op).cls != OpClass::Reduce) continue;
+      const Shape& in_shape = g_.instrs[r.operands[0]].shape;
+      const int64_t length = in_shape.back();
+      row_values_[static_cast<int32_t>(k)] = emit_reduction(r, length, [&](llvm::Value* j) {
+        std::vector<llvm::Value*> m = lead;
+        m.push_back(j);
+        Index* in = with_multi(in_shape, std::move(m));
+        in->linear = b_.CreateAdd(b_.CreateMul(rows.iv, i64c(length)), j);
+        return in;
+      });
+    }
     Loop cols = open_loop(from, to, "col");
     Index* idx = make_index(shape);
     idx->multi = lead;
@@ -718,12 +740,8 @@ class Emitter {
   void emit_reduce_loop(const Instr& root) {
     const int32_t input = root.operands[0];
     const Shape& in_shape = g_.instrs[input].shape;
-    const DType in_dtype = g_.instrs[input].dtype;
-    const bool arg = ir::op_info(root.op).cls == OpClass::ArgReduce;
-    std::vector<int64_t> dims = arg ? std::vector<int64_t>{root.attrs.get_int(AttrKey::dim)} : root.attrs.get_ints(AttrKey::dims);
+    std::vector<bool> reduced = reduced_dims(root);
     Shape kept_shape, reduced_shape;
-    std::vector<bool> reduced(in_shape.size(), false);
-    for (int64_t d : dims) reduced[d] = true;
     for (size_t d = 0; d < in_shape.size(); ++d) (reduced[d] ? reduced_shape : kept_shape).push_back(in_shape[d]);
     const int64_t count = numel(reduced_shape);
     // Reducing trailing dims reads a contiguous run per output: the inner loop indexes it linearly.
@@ -731,6 +749,51 @@ class Emitter {
     for (size_t d = 0; d < in_shape.size(); ++d)
       if (reduced[d] && d < kept_shape.size()) trailing = false;
 
+    Loop outer = open_loop(begin_, end_, "o");
+    memo_.clear();
+    arena_.clear();
+    Index* kept_index = make_index(kept_shape);
+    kept_index->linear = outer.iv;
+    const std::vector<llvm::Value*> kept = multi(kept_index);
+    llvm::Value* result = emit_reduction(root, count, [&](llvm::Value* r) {
+      Index* in_index = make_index(in_shape);
+      if (trailing) {
+        in_index->linear = b_.CreateAdd(b_.CreateMul(outer.iv, i64c(count)), r);
+        if (reduced_shape.size() == 1) {
+          // The multi-index too: producers that broadcast per-row values then see a loop-invariant row.
+          in_index->multi = kept;
+          in_index->multi.push_back(r);
+        }
+      } else {
+        Index* r_index = make_index(reduced_shape);
+        r_index->linear = r;
+        const std::vector<llvm::Value*> rm = multi(r_index);
+        std::vector<llvm::Value*> m(in_shape.size());
+        size_t k = 0, j = 0;
+        for (size_t d = 0; d < in_shape.size(); ++d) m[d] = reduced[d] ? rm[j++] : kept[k++];
+        in_index->multi = m;
+      }
+      return in_index;
+    });
+    store_output(outer.iv, result, ir::op_info(root.op).cls == OpClass::ArgReduce ? DType::i64 : root.dtype);
+    close_loop(outer);
+  }
+
+  std::vector<bool> reduced_dims(const Instr& root) {
+    const bool arg = ir::op_info(root.op).cls == OpClass::ArgReduce;
+    std::vector<int64_t> dims = arg ? std::vector<int64_t>{root.attrs.get_int(AttrKey::dim)} : root.attrs.get_ints(AttrKey::dims);
+    std::vector<bool> reduced(g_.instrs[root.operands[0]].shape.size(), false);
+    for (int64_t d : dims) reduced[d] = true;
+    return reduced;
+  }
+
+  // Reduces `count` elements of the root's input, the r-th read at input_index(r), in a loop at the
+  // insertion point. Returns the value to store: the result rounded to the root's dtype, or for an
+  // arg reduction the index. Values generated inside the loop are forgotten after it.
+  llvm::Value* emit_reduction(const Instr& root, int64_t count, const std::function<Index*(llvm::Value*)>& input_index) {
+    const int32_t input = root.operands[0];
+    const DType in_dtype = g_.instrs[input].dtype;
+    const bool arg = ir::op_info(root.op).cls == OpClass::ArgReduce;
     llvm::Type* acc_type = value_type(is_floating(in_dtype) && in_dtype != DType::f64 ? DType::f32 : in_dtype);
     const bool fp = is_floating(in_dtype);
     llvm::Value* init = nullptr;
@@ -749,13 +812,6 @@ class Emitter {
       default: init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0); break;
     }
 
-    Loop outer = open_loop(begin_, end_, "o");
-    memo_.clear();
-    arena_.clear();
-    Index* kept_index = make_index(kept_shape);
-    kept_index->linear = outer.iv;
-    const std::vector<llvm::Value*> kept = multi(kept_index);
-
     llvm::BasicBlock* before_inner = b_.GetInsertBlock();
     Loop inner = open_loop(i64c(0), i64c(count), "r");
     llvm::PHINode* acc = llvm::PHINode::Create(acc_type, 2, "acc", inner.header->getFirstNonPHI());
@@ -772,24 +828,7 @@ class Emitter {
       best_index->addIncoming(i64c(0), before_inner);
     }
     auto saved_memo = memo_;
-    Index* in_index = make_index(in_shape);
-    if (trailing) {
-      in_index->linear = b_.CreateAdd(b_.CreateMul(outer.iv, i64c(count)), inner.iv);
-      if (reduced_shape.size() == 1) {
-        // The multi-index too: producers that broadcast per-row values then see a loop-invariant row.
-        in_index->multi = kept;
-        in_index->multi.push_back(inner.iv);
-      }
-    } else {
-      Index* r_index = make_index(reduced_shape);
-      r_index->linear = inner.iv;
-      const std::vector<llvm::Value*> r = multi(r_index);
-      std::vector<llvm::Value*> m(in_shape.size());
-      size_t k = 0, j = 0;
-      for (size_t d = 0; d < in_shape.size(); ++d) m[d] = reduced[d] ? r[j++] : kept[k++];
-      in_index->multi = m;
-    }
-    llvm::Value* v = gen(input, in_index);
+    llvm::Value* v = gen(input, input_index(inner.iv));
     llvm::Value* next = nullptr;
     llvm::FastMathFlags reassoc;
     reassoc.setAllowReassoc();
@@ -849,14 +888,13 @@ class Emitter {
     acc->addIncoming(next, b_.GetInsertBlock());
     close_loop(inner);
     memo_ = saved_memo;
+    if (arg) return best_index;
     llvm::Value* result = acc;
     if (nan_seen) {
       llvm::Value* infinity_bits = b_.CreateBitCast(llvm::ConstantFP::getInfinity(acc_type), nan_seen->getType());
       result = b_.CreateSelect(b_.CreateICmpUGT(nan_seen, infinity_bits), llvm::ConstantFP::getNaN(acc_type), acc);
     }
-    if (arg) store_output(outer.iv, best_index, DType::i64);
-    else store_output(outer.iv, rounded(result, root.dtype), root.dtype);
-    close_loop(outer);
+    return rounded(result, root.dtype);
   }
 
   const ir::Graph& g_;
@@ -871,6 +909,7 @@ class Emitter {
   llvm::Value* status_ = nullptr;
   std::map<std::pair<int32_t, Index*>, llvm::Value*> memo_;
   std::deque<Index> arena_;
+  std::unordered_map<int32_t, llvm::Value*> row_values_;  // row reductions of the current row
 };
 
 struct KernelCache {
