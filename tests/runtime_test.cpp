@@ -84,6 +84,16 @@ TEST(CompileCache, DefaultCapacityIs2048) {
   EXPECT_EQ(xl::compiler::executable_cache().capacity(), 2048u);
 }
 
+// A metric keeps its last 1024 samples, oldest first, however many were recorded.
+TEST(Metrics, RecentSamplesAreTheLastOnesInOrder) {
+  xl::metrics::clear_all();
+  for (int i = 0; i < 2500; ++i) xl::metrics::add_sample("Many", i);
+  auto data = xl::metrics::metric_data("Many");
+  EXPECT_EQ(data.samples, 2500);
+  ASSERT_EQ(data.recent.size(), 1024u);
+  for (size_t k = 0; k < data.recent.size(); ++k) ASSERT_EQ(data.recent[k], 2500 - 1024 + static_cast<double>(k)) << k;
+}
+
 TEST(Metrics, CountersAndSamples) {
   xl::metrics::clear_all();
   EXPECT_EQ(xl::metrics::counter_value("NeverTouched"), 0);

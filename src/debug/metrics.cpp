@@ -9,11 +9,27 @@ namespace xlite::metrics {
 namespace {
 constexpr size_t kRecent = 1024;
 
+// The last kRecent samples in a ring, so that recording one costs the same however many were kept.
+struct Series {
+  int64_t samples = 0;
+  double total = 0;
+  std::vector<double> ring;
+  size_t next = 0;  // where the next sample goes once the ring is full
+};
+
 struct Registry {
   std::mutex mutex;
-  std::map<std::string, int64_t> counters;
-  std::map<std::string, MetricData> metrics;
+  // Transparent comparison: recording by name looks up without building a std::string.
+  std::map<std::string, int64_t, std::less<>> counters;
+  std::map<std::string, Series, std::less<>> metrics;
 };
+
+template <class Map>
+typename Map::mapped_type& entry(Map& map, std::string_view name) {
+  auto it = map.find(name);
+  if (it == map.end()) it = map.emplace(std::string(name), typename Map::mapped_type{}).first;
+  return it->second;
+}
 
 Registry& registry() {
   static Registry* r = new Registry();  // never destroyed: metrics may be recorded during exit
@@ -34,23 +50,27 @@ std::string format_ns(double ns) {
 }
 }  // namespace
 
-void increment_counter(const std::string& name, int64_t delta) {
+void increment_counter(std::string_view name, int64_t delta) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  r.counters[name] += delta;
+  entry(r.counters, name) += delta;
 }
 
-void add_sample(const std::string& name, double value) {
+void add_sample(std::string_view name, double value) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  MetricData& m = r.metrics[name];
+  Series& m = entry(r.metrics, name);
   ++m.samples;
   m.total += value;
-  if (m.recent.size() == kRecent) m.recent.erase(m.recent.begin());
-  m.recent.push_back(value);
+  if (m.ring.size() < kRecent) {
+    m.ring.push_back(value);
+  } else {
+    m.ring[m.next] = value;
+    m.next = (m.next + 1) % kRecent;
+  }
 }
 
-int64_t counter_value(const std::string& name) {
+int64_t counter_value(std::string_view name) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto it = r.counters.find(name);
@@ -65,11 +85,16 @@ std::vector<std::string> counter_names() {
   return names;
 }
 
-MetricData metric_data(const std::string& name) {
+MetricData metric_data(std::string_view name) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto it = r.metrics.find(name);
-  return it == r.metrics.end() ? MetricData{} : it->second;
+  if (it == r.metrics.end()) return MetricData{};
+  const Series& m = it->second;
+  MetricData data{m.samples, m.total, {}};
+  data.recent.reserve(m.ring.size());
+  for (size_t k = 0; k < m.ring.size(); ++k) data.recent.push_back(m.ring[(m.next + k) % m.ring.size()]);
+  return data;
 }
 
 std::vector<std::string> metric_names() {
