@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "compiler/strided_view.h"
+
 namespace xlite::compiler {
 namespace {
 using ir::Instr;
@@ -244,6 +246,69 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       changed = true;
     }
   }
+  // A GEMM operand that is only a transpose, slice or reshape of a materialized value (the heads of an
+  // attention split out of one qkv buffer) is read in place through strides instead of being copied
+  // out first. Its ops join the GEMM's region as index arithmetic.
+  std::vector<bool> gemm_view(n, false);
+  auto read_only_by_gemms = [&](int32_t v) {
+    for (int32_t c : consumers[v]) {
+      if (kind_of(graph.instrs[c]) == RegionKind::Matmul) continue;
+      if (!ir::is_matrix_transpose(graph.instrs[c]) || materialized[c]) return false;
+      for (int32_t cc : consumers[c])
+        if (kind_of(graph.instrs[cc]) != RegionKind::Matmul) return false;
+    }
+    return true;
+  };
+  std::vector<int32_t> in_place;  // values no longer copied out: their GEMMs read them through strides
+  for (size_t i = 0; i < n; ++i) {
+    if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
+    for (int32_t o : graph.instrs[i].operands) {
+      // The value materialized for this operand: itself, or the source of a transpose read by a flag.
+      const int32_t copied = materialized[o] ? o : ir::is_matrix_transpose(graph.instrs[o]) ? graph.instrs[o].operands[0] : -1;
+      if (copied < 0 || !materialized[copied] || why[copied].rfind("operand of ", 0) != 0 || !read_only_by_gemms(copied)) continue;
+      auto view = strided_view(graph, copied, [&](int32_t v) { return v != copied && materialized[v]; });
+      if (view && gemm_readable(graph.instrs[copied].shape, *view)) in_place.push_back(copied);
+    }
+  }
+  for (int32_t v : in_place) materialized[v] = false;
+  // Every GEMM operand must now be materialized or a view of materialized values; where one is not
+  // (its chain ran through another value no longer copied), that value is copied out again.
+  auto operand_view = [&](int32_t o) {
+    auto view = strided_view(graph, o, [&](int32_t v) { return materialized[v]; });
+    return view && gemm_readable(graph.instrs[o].shape, *view) ? view : std::nullopt;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < n && !changed; ++i) {
+      if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
+      for (int32_t o : graph.instrs[i].operands) {
+        if (operand_view(o)) continue;
+        for (int32_t v = o;; v = graph.instrs[v].operands[0]) {
+          if (std::find(in_place.begin(), in_place.end(), v) != in_place.end() && !materialized[v]) {
+            materialized[v] = true;
+            changed = true;
+            break;
+          }
+          if (graph.instrs[v].operands.empty()) break;
+        }
+        if (changed) break;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
+    for (int32_t o : graph.instrs[i].operands) {
+      auto view = operand_view(o);
+      if (!view || view->base == o) continue;
+      for (int32_t v = o; v != view->base; v = graph.instrs[v].operands[0]) gemm_view[v] = true;
+      if (std::find(in_place.begin(), in_place.end(), o) != in_place.end() ||
+          (ir::is_matrix_transpose(graph.instrs[o]) &&
+           std::find(in_place.begin(), in_place.end(), graph.instrs[o].operands[0]) != in_place.end()))
+        plan.decisions.push_back("read " + name(graph, o) + " in place from " + name(graph, view->base) +
+                                 " through strides (" + name(graph, static_cast<int32_t>(i)) + "), no copy");
+    }
+  }
+
   for (size_t i = 0; i < n; ++i)
     if (rows.fused(static_cast<int32_t>(i)))
       plan.decisions.push_back("compute " + name(graph, static_cast<int32_t>(i)) + " row by row inside the loop of " +
@@ -261,7 +326,8 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       stack.pop_back();
       // Library calls read whole buffers: only a transpose the GEMM reads with a flag joins them.
       if (region.kind == RegionKind::Matmul || region.kind == RegionKind::Conv || region.kind == RegionKind::Fallback) {
-        if (v != region.root && !(region.kind == RegionKind::Matmul && ir::is_matrix_transpose(graph.instrs[v]))) continue;
+        const bool gemm_reads = region.kind == RegionKind::Matmul && (ir::is_matrix_transpose(graph.instrs[v]) || gemm_view[v]);
+        if (v != region.root && !gemm_reads) continue;
       }
       for (int32_t o : graph.instrs[v].operands) {
         if (in_region[o]) continue;

@@ -12,6 +12,7 @@
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
 #include "compiler/memory_plan.h"
+#include "compiler/strided_view.h"
 #include "compiler/passes/passes.h"
 #include "runtime/allocator.h"
 #include "xlite/error.h"
@@ -30,7 +31,7 @@ struct Step {
   std::shared_ptr<runtime::Executable> oracle;  // Fallback
   std::shared_ptr<Conv2d> conv;                 // Conv
   std::shared_ptr<Matmul> matmul;               // Matmul
-  int32_t stored_a = -1, stored_b = -1;         // Matmul: the buffers its operands are read from
+  compiler::StridedView view_a, view_b;         // Matmul: where its operands are read from
   int64_t work = 0;                             // output elements
   int64_t cost = 0;                             // elements read: decides whether to use threads
   // Inputs (positions in region.inputs) read only at the element being written: the output may be
@@ -132,6 +133,10 @@ class CpuExecutable final : public runtime::Executable {
  public:
   explicit CpuExecutable(ir::Graph graph) : graph_(std::move(graph)) {
     compiler::FusionPlan plan = compiler::plan_fusion(graph_);
+    std::vector<bool> has_buffer(graph_.instrs.size(), false);  // parameters and region results
+    for (const ir::Instr& instr : graph_.instrs)
+      if (instr.op == ir::OpId::parameter) has_buffer[&instr - graph_.instrs.data()] = true;
+    for (const Region& region : plan.regions) has_buffer[region.root] = true;
     std::vector<int32_t> writes;
     std::vector<std::vector<int32_t>> reads;
     for (Region& region : plan.regions) {
@@ -159,18 +164,21 @@ class CpuExecutable final : public runtime::Executable {
           break;
         }
         case RegionKind::Matmul: {
-          // An operand that is a matrix transpose is read from its source, through strides.
+          // Operands are read in place, through strides, from the buffers they are views of.
           const ir::Instr& root = graph_.instrs[step.region.root];
-          auto stored = [&](int32_t operand, bool* transposed) {
-            *transposed = ir::is_matrix_transpose(graph_.instrs[operand]);
-            return *transposed ? graph_.instrs[operand].operands[0] : operand;
+          auto view = [&](int32_t operand) {
+            auto found = compiler::strided_view(graph_, operand, [&](int32_t v) { return has_buffer[v]; });
+            if (!found) throw Error("[cpu] matmul operand %" + std::to_string(operand) + " is neither computed nor a view of a computed value");
+            return *found;
           };
-          bool ta, tb;
-          step.stored_a = stored(root.operands[0], &ta);
-          step.stored_b = stored(root.operands[1], &tb);
+          const Shape& a = graph_.instrs[root.operands[0]].shape;
+          const Shape& b = graph_.instrs[root.operands[1]].shape;
           // With an empty dim there is nothing to multiply: zeros (or nothing), no library call.
-          if (numel(graph_.instrs[step.stored_a].shape) > 0 && numel(graph_.instrs[step.stored_b].shape) > 0 && step.work > 0)
-            step.matmul = std::make_shared<Matmul>(graph_.instrs[step.stored_a].shape, ta, graph_.instrs[step.stored_b].shape, tb);
+          if (numel(a) > 0 && numel(b) > 0 && step.work > 0) {
+            step.view_a = view(root.operands[0]);
+            step.view_b = view(root.operands[1]);
+            step.matmul = std::make_shared<Matmul>(a, step.view_a.strides, b, step.view_b.strides);
+          }
           break;
         }
       }
@@ -252,7 +260,9 @@ class CpuExecutable final : public runtime::Executable {
           run_kernel(step, pointers.data());
           break;
         case RegionKind::Matmul:
-          if (step.matmul) step.matmul->run(slots[step.stored_a]->as<float>(), slots[step.stored_b]->as<float>(), out->as<float>());
+          if (step.matmul)
+            step.matmul->run(slots[step.view_a.base]->as<float>() + step.view_a.offset,
+                             slots[step.view_b.base]->as<float>() + step.view_b.offset, out->as<float>());
           else if (step.work > 0) std::memset(out->data(), 0, static_cast<size_t>(compiler::value_bytes(root)));
           break;
         case RegionKind::Conv:

@@ -2,6 +2,7 @@
 
 #include <dnnl.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -69,19 +70,28 @@ void Primitive::run(const float* source, const float* weights, float* destinatio
   check(status, op, "execution");
 }
 
-Matmul::Matmul(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b) : Primitive("matmul") {
-  const size_t r = a.size();
-  const int64_t m = transpose_a ? a[r - 1] : a[r - 2], k = transpose_a ? a[r - 2] : a[r - 1];
-  const int64_t n = transpose_b ? b[r - 2] : b[r - 1];
-  const int64_t batch = numel(Shape(a.begin(), a.end() - 2));
-  // Batch dims are flattened into one: every operand is a dense row-major buffer.
-  dnnl_dims_t a_dims = {batch, m, k}, b_dims = {batch, k, n}, c_dims = {batch, m, n};
-  dnnl_dims_t a_strides = {m * k, transpose_a ? 1 : k, transpose_a ? m : 1};
-  dnnl_dims_t b_strides = {k * n, transpose_b ? 1 : n, transpose_b ? k : 1};
-  dnnl_dims_t c_strides = {m * n, n, 1};
-  check(dnnl_memory_desc_init_by_strides(&state_->src, 3, a_dims, dnnl_f32, a_strides), "matmul", "source descriptor");
-  check(dnnl_memory_desc_init_by_strides(&state_->weights, 3, b_dims, dnnl_f32, b_strides), "matmul", "weight descriptor");
-  check(dnnl_memory_desc_init_by_strides(&state_->dst, 3, c_dims, dnnl_f32, c_strides), "matmul", "destination descriptor");
+Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides)
+    : Primitive("matmul") {
+  const int r = static_cast<int>(a.size());
+  if (r < 2 || r > DNNL_MAX_NDIMS || b.size() != a.size() || a_strides.size() != a.size() || b_strides.size() != b.size())
+    throw Error("[matmul] operands " + shape_str(a) + " and " + shape_str(b) + " are not batches of matrices of one rank");
+  dnnl_dims_t a_dims, b_dims, c_dims, as, bs, cs;
+  for (int k = 0; k < r; ++k) {
+    a_dims[k] = a[k];
+    b_dims[k] = b[k];
+    c_dims[k] = k == r - 1 ? b[k] : a[k];
+    // A dim of size 1 is never stepped along; give it the stride a dense layout would, which oneDNN accepts.
+    as[k] = a[k] == 1 ? 0 : a_strides[k];
+    bs[k] = b[k] == 1 ? 0 : b_strides[k];
+  }
+  for (int k = r - 1; k >= 0; --k) {
+    cs[k] = k == r - 1 ? 1 : cs[k + 1] * c_dims[k + 1];
+    if (as[k] == 0) as[k] = k == r - 1 ? 1 : std::max<int64_t>(1, as[k + 1] * a_dims[k + 1]);
+    if (bs[k] == 0) bs[k] = k == r - 1 ? 1 : std::max<int64_t>(1, bs[k + 1] * b_dims[k + 1]);
+  }
+  check(dnnl_memory_desc_init_by_strides(&state_->src, r, a_dims, dnnl_f32, as), "matmul", "source descriptor");
+  check(dnnl_memory_desc_init_by_strides(&state_->weights, r, b_dims, dnnl_f32, bs), "matmul", "weight descriptor");
+  check(dnnl_memory_desc_init_by_strides(&state_->dst, r, c_dims, dnnl_f32, cs), "matmul", "destination descriptor");
   dnnl_matmul_desc_t desc;
   check(dnnl_matmul_desc_init(&desc, &state_->src, &state_->weights, nullptr, &state_->dst), "matmul", "descriptor");
   state_->create(&desc);

@@ -2,6 +2,7 @@
 // Library calls for the ops that are not loops: matmul and 2-D convolution, through oneDNN primitives
 // built once per compiled program.
 #include <memory>
+#include <vector>
 
 #include "core/buffer.h"
 #include "ir/graph.h"
@@ -22,13 +23,12 @@ class Primitive {
   std::unique_ptr<State> state_;
 };
 
-// out[i] = op(a[i]) x op(b[i]) for row-major f32 batches; a and b are the stored shapes, and a
-// transposed operand is stored with its last two dims swapped (the primitive reads it through strides,
-// which oneDNN's brgemm kernels handle at full speed, unlike sgemm's transposed-B path).
-// Every dim must be non-zero.
+// out = a x b for f32 batches of matrices: a is [..., M, K] and b [..., K, N], each read from its buffer
+// at the given strides (in elements, one per dim; a transposed or sliced operand needs no copy), out is
+// dense [..., M, N]. Every dim must be non-zero.
 class Matmul : public Primitive {
  public:
-  Matmul(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b);
+  Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides);
 };
 
 // conv2d (NCHW input, OIHW weight, any stride, padding, dilation and groups).
