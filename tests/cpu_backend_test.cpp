@@ -418,7 +418,12 @@ TEST(CpuBackend, GemmOperandViewsAreReadInPlace) {
   auto x = xl::randn({6, 8}) + 0.0f;
   auto odd = xl::matmul(xl::slice(xl::slice(x, 0, 0, 6, 2), 1, 0, 8, 2), xl::randn({4, 3}));  // steps on both dims
   auto merged = xl::matmul(x.transpose(0, 1).reshape({4, 12}), xl::randn({12, 2}));          // not a strided view
-  std::vector<xl::Tensor> cases = {scores, out, odd, merged};
+  auto y = xl::randn({2, 5, 8}) * 1.0f;
+  xl::sync({x, y});  // arguments of the graphs below: views of them need no copy
+  auto rows_of_wider = xl::matmul(xl::slice(x, 1, 2, 6), xl::randn({4, 3}));                 // sgemm with lda 8
+  auto batched_slice = xl::matmul(xl::slice(y, 2, 1, 5), xl::randn({2, 4, 3}));              // batch stride 40
+  auto transposed_b = xl::matmul(xl::randn({3, 8}), xl::slice(x, 0, 1, 4).transpose(0, 1));  // b read by columns
+  std::vector<xl::Tensor> cases = {scores, out, odd, merged, rows_of_wider, batched_slice, transposed_b};
   for (size_t c = 0; c < cases.size(); ++c) {
     auto built = xl::lazy::build_graph({cases[c].impl()->node()});
     auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);

@@ -70,11 +70,50 @@ void Primitive::run(const float* source, const float* weights, float* destinatio
   check(status, op, "execution");
 }
 
+namespace {
+// A matrix operand as sgemm reads it: row-major or transposed with a leading dimension, the batch dims
+// one stride apart.
+struct SgemmOperand {
+  bool transposed;
+  int64_t ld, batch_stride;
+};
+std::optional<SgemmOperand> sgemm_operand(const Shape& shape, const std::vector<int64_t>& strides) {
+  const size_t r = shape.size();
+  const int64_t rows = shape[r - 2], cols = shape[r - 1];
+  SgemmOperand op{};
+  if (strides[r - 1] == 1 || cols == 1) {
+    op = {false, rows == 1 ? cols : strides[r - 2], 0};
+    if (op.ld < cols) return std::nullopt;
+  } else if (strides[r - 2] == 1 || rows == 1) {
+    op = {true, cols == 1 ? rows : strides[r - 1], 0};
+    if (op.ld < rows) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  // Batch dims flatten to one when each is the next one's stride times its size.
+  int64_t next_stride = -1, next_size = 1;
+  for (size_t k = r - 2; k-- > 0;) {
+    if (shape[k] == 1) continue;
+    if (next_stride >= 0 && strides[k] != next_stride * next_size) return std::nullopt;
+    if (next_stride < 0) op.batch_stride = strides[k];
+    next_stride = strides[k];
+    next_size = shape[k];
+  }
+  return op;
+}
+}  // namespace
+
 Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides)
     : Primitive("matmul") {
   const int r = static_cast<int>(a.size());
   if (r < 2 || r > DNNL_MAX_NDIMS || b.size() != a.size() || a_strides.size() != a.size() || b_strides.size() != b.size())
     throw Error("[matmul] operands " + shape_str(a) + " and " + shape_str(b) + " are not batches of matrices of one rank");
+  auto sa = sgemm_operand(a, a_strides), sb = sgemm_operand(b, b_strides);
+  if (sa && sb && !sb->transposed) {
+    sgemm_ = Sgemm{sa->transposed, a[r - 2], b[r - 1], a[r - 1], sa->ld, sb->ld, numel(Shape(a.begin(), a.end() - 2)),
+                   sa->batch_stride, sb->batch_stride};
+    return;
+  }
   dnnl_dims_t a_dims, b_dims, c_dims, as, bs, cs;
   for (int k = 0; k < r; ++k) {
     a_dims[k] = a[k];
@@ -95,6 +134,16 @@ Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shap
   dnnl_matmul_desc_t desc;
   check(dnnl_matmul_desc_init(&desc, &state_->src, &state_->weights, nullptr, &state_->dst), "matmul", "descriptor");
   state_->create(&desc);
+}
+
+void Matmul::run(const float* a, const float* b, float* out) const {
+  if (!sgemm_) return Primitive::run(a, b, out);
+  const Sgemm& g = *sgemm_;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    dnnl_status_t s = dnnl_sgemm(g.transpose_a ? 'T' : 'N', 'N', g.m, g.n, g.k, 1.0f, a + i * g.batch_stride_a, g.lda,
+                                 b + i * g.batch_stride_b, g.ldb, 0.0f, out + i * g.m * g.n, g.n);
+    check(s, "matmul", "sgemm");
+  }
 }
 
 Conv2d::Conv2d(const ir::Instr& conv, const Shape& input, const Shape& weight) : Primitive("conv2d") {

@@ -2,6 +2,7 @@
 // Library calls for the ops that are not loops: matmul and 2-D convolution, through oneDNN primitives
 // built once per compiled program.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/buffer.h"
@@ -25,10 +26,20 @@ class Primitive {
 
 // out = a x b for f32 batches of matrices: a is [..., M, K] and b [..., K, N], each read from its buffer
 // at the given strides (in elements, one per dim; a transposed or sliced operand needs no copy), out is
-// dense [..., M, N]. Every dim must be non-zero.
+// dense [..., M, N]. Every dim must be non-zero. oneDNN's sgemm is the fastest where it applies (each
+// matrix row-major, or a transposed, the batch one stride apart) except with b transposed, where its
+// packing is slow; the matmul primitive (brgemm) takes every other layout.
 class Matmul : public Primitive {
  public:
   Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides);
+  void run(const float* a, const float* b, float* out) const;
+
+ private:
+  struct Sgemm {
+    bool transpose_a;
+    int64_t m, n, k, lda, ldb, batch, batch_stride_a, batch_stride_b;
+  };
+  std::optional<Sgemm> sgemm_;
 };
 
 // conv2d (NCHW input, OIHW weight, any stride, padding, dilation and groups).
