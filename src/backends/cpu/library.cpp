@@ -109,7 +109,9 @@ Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shap
   if (r < 2 || r > DNNL_MAX_NDIMS || b.size() != a.size() || a_strides.size() != a.size() || b_strides.size() != b.size())
     throw Error("[matmul] operands " + shape_str(a) + " and " + shape_str(b) + " are not batches of matrices of one rank");
   auto sa = sgemm_operand(a, a_strides), sb = sgemm_operand(b, b_strides);
-  if (sa && sb && !sb->transposed) {
+  // With a short K (a classifier's 10 classes), sgemm ran 10x slower than the primitive in a training
+  // step, while a lone call looked fine; the primitive is as fast there.
+  if (sa && sb && !sb->transposed && a[r - 1] >= 64) {
     sgemm_ = Sgemm{sa->transposed, a[r - 2], b[r - 1], a[r - 1], sa->ld, sb->ld, numel(Shape(a.begin(), a.end() - 2)),
                    sa->batch_stride, sb->batch_stride};
     return;
