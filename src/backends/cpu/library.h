@@ -27,8 +27,8 @@ class Primitive {
 // out = a x b for f32 batches of matrices: a is [..., M, K] and b [..., K, N], each read from its buffer
 // at the given strides (in elements, one per dim; a transposed or sliced operand needs no copy), out is
 // dense [..., M, N]. Every dim must be non-zero. oneDNN's sgemm is the fastest where it applies (each
-// matrix row-major, or a transposed, the batch one stride apart) except with b transposed, where its
-// packing is slow; the matmul primitive (brgemm) takes every other layout.
+// matrix row-major or transposed, the batch one stride apart) but slow with b transposed or a short K;
+// the matmul primitive (brgemm) takes those and every other layout.
 class Matmul : public Primitive {
  public:
   Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides);
