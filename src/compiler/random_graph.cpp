@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <utility>
@@ -462,7 +463,7 @@ class Generator {
         {3, &Generator::step_transpose},    {4, &Generator::step_broadcast},    {4, &Generator::step_slice},
         {3, &Generator::step_concat},       {3, &Generator::step_pad},          {2, &Generator::step_flip},
         {3, &Generator::step_gather},       {3, &Generator::step_index_select}, {2, &Generator::step_scatter_add},
-        {4, &Generator::step_dot},          {2, &Generator::step_conv2d},
+        {4, &Generator::step_dot},          {2, &Generator::step_conv2d},       {3, &Generator::step_row_stat},
     };
     int total = 0;
     for (const Weighted& s : kSteps) total += s.weight;
@@ -780,6 +781,34 @@ class Generator {
     emit(op, {x}, std::move(attrs), r);
   }
 
+  // A statistic of each row (sum, max or min over the last dim) broadcast back over the row and combined
+  // with it, as softmax's x - max and layernorm's x - mean are: the shape the backend computes inside the
+  // loop that reads it, one row at a time.
+  void step_row_stat() {
+    int32_t x = operand([&](int32_t v) { return is_floating(dtype(v)) && clean(v) && rank(v) >= 2 && shape(v).back() > 1; },
+                        float_dtype(), 2);
+    if (!is_floating(dtype(x)) || !clean(x) || rank(x) < 2 || shape(x).back() <= 1) throw Reject{};
+    const OpId op = choose({OpId::reduce_sum, OpId::reduce_max, OpId::reduce_min});
+    const int64_t last = rank(x) - 1;
+    const double count = static_cast<double>(shape(x).back());
+    Info r = info(x);
+    if (op == OpId::reduce_sum) {
+      x = bounded(x, std::min(32.0, (is_half(dtype(x)) ? 1e4 : 1e6) / count));
+      r = {false, false, count * info(x).bound + 0.01};
+    }
+    const bool keepdim = chance(0.5);
+    Attrs attrs;
+    attrs.set_ints(AttrKey::dims, {last});
+    attrs.set_bool(AttrKey::keepdim, keepdim);
+    const int32_t stat = emit(op, {x}, std::move(attrs), r);
+    std::vector<int64_t> dims(static_cast<size_t>(keepdim ? last + 1 : last));
+    std::iota(dims.begin(), dims.end(), 0);
+    const int32_t spread = broadcast(stat, shape(x), dims);
+    const OpId combine = choose({OpId::sub, OpId::add, OpId::mul});
+    const double bound = combine == OpId::mul ? info(x).bound * info(spread).bound : info(x).bound + info(spread).bound;
+    binary(combine, x, spread, {false, false, bound});
+  }
+
   void step_arg_reduce() {
     OpId op = chance(0.5) ? OpId::argmax : OpId::argmin;
     int32_t x = operand([&](int32_t v) { return info(v).exact; }, any_dtype(), 1);
@@ -982,6 +1011,7 @@ class Generator {
         },
         [this] { return chance(0.8) ? random_float_dtype() : random_int_dtype(); }, 2);
     if (rank(a) < 2) throw Reject{};
+    if (is_floating(dtype(a)) && chance(0.5)) a = gemm_view(a);
     const DType d = dtype(a);
     Shape sb = shape(a);
     const int64_t k = sb.back();
@@ -994,6 +1024,32 @@ class Generator {
     }
     double bound = static_cast<double>(k) * info(a).bound * info(b).bound + 0.01;
     emit(OpId::dot, {a, b}, {}, {!is_floating(d), false, bound});
+  }
+
+  // A slice of one of the matrix dims, or two leading dims swapped (attention heads): a value the
+  // backend's GEMM reads in place from its operand's buffer, through strides.
+  int32_t gemm_view(int32_t a) {
+    const Shape s = shape(a);
+    const int r = rank(a);
+    Attrs attrs;
+    if (r >= 3 && chance(0.4)) {
+      std::vector<int64_t> perm(static_cast<size_t>(r));
+      std::iota(perm.begin(), perm.end(), 0);
+      std::swap(perm[0], perm[static_cast<size_t>(r - 3)]);
+      if (r == 3) std::swap(perm[0], perm[1]);  // then it would be the identity: swap the batch and row dims
+      attrs.set_ints(AttrKey::perm, perm);
+      return emit(OpId::transpose, {a}, std::move(attrs), info(a));
+    }
+    const int64_t dim = r - 1 - uniform(0, 1);
+    if (s[dim] < 2) return a;
+    std::vector<int64_t> start(static_cast<size_t>(r), 0), limit(s.begin(), s.end()), stride(static_cast<size_t>(r), 1);
+    start[dim] = uniform(1, s[dim] - 1);
+    limit[dim] = uniform(start[dim] + 1, s[dim]);
+    if (chance(0.2)) stride[dim] = 2;
+    attrs.set_ints(AttrKey::start, start);
+    attrs.set_ints(AttrKey::limit, limit);
+    attrs.set_ints(AttrKey::stride, stride);
+    return emit(OpId::slice, {a}, std::move(attrs), info(a));
   }
 
   void step_conv2d() {
