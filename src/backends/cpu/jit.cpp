@@ -76,7 +76,7 @@ Jit::Jit() : state_(std::make_unique<State>()) {
   state_->jit->getObjTransformLayer().setTransform(
       [state](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
         state->last_object_bytes = static_cast<int64_t>(object->getBufferSize());
-        return std::move(object);
+        return object;
       });
 }
 
