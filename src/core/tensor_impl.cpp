@@ -29,19 +29,21 @@ TensorImpl::~TensorImpl() {
 
 uint64_t TensorImpl::next_id() { return next_tensor_id.load(); }
 
+void TensorImpl::note_data_read() {
+  if (StepRecording* recording = StepRecording::active(); recording && data_ && id_ < recording->first_tensor_id)
+    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());
+}
+
 ir::NodePtr TensorImpl::node() {
   if (pending_) return pending_;
   if (!data_leaf_) data_leaf_ = ir::make_parameter(data_, shape_, dtype_, requires_grad_);
-  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id)
-    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());
+  note_data_read();
   return data_leaf_;
 }
 
 ir::NodePtr TensorImpl::autograd_node() {
   if (pending_ || requires_grad_ || !grad_node_) return node();
-  // A graph reads this value through the node that made it (which holds the computed buffer).
-  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id)
-    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());
+  note_data_read();  // a graph reads this value through the node that made it (which holds the computed buffer)
   return grad_node_;
 }
 
@@ -76,8 +78,7 @@ void rollback() {
 }  // namespace in_place_log
 
 void TensorImpl::set_pending(ir::NodePtr node) {
-  if (StepRecording* recording = StepRecording::active(); recording && data_ && id_ < recording->first_tensor_id)
-    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());  // its state at entry
+  note_data_read();  // its state at entry
   if (data_ && log.active) log.saved.emplace_back(weak_from_this(), data_);
   if (data_) donor_ = data_.get();
   grad_node_ = node->requires_grad && !requires_grad_ ? node : nullptr;

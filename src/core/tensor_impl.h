@@ -69,6 +69,9 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   void assign_data(BufferPtr data, ir::NodePtr grad_node);
 
  private:
+  // Inside compile(fn)'s recording, notes that the step read this pre-existing tensor's data.
+  void note_data_read();
+
   Shape shape_;
   DType dtype_;
   Device device_;
