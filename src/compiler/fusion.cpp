@@ -134,6 +134,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     if (!materialized[i]) why[i] = std::move(reason);
     materialized[i] = true;
   };
+  auto materialize_root = [&](int32_t i) { materialize(i, "region root (" + std::string(ir::op_name(graph.instrs[i].op)) + ")"); };
 
   for (int32_t o : graph.outputs) materialize(o, "graph output");
   for (size_t i = 0; i < n; ++i) {
@@ -142,7 +143,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     RegionKind kind = kind_of(instr);
     // Reductions are decided below: a row reduction may be computed inside the loop that reads it.
     if (kind != RegionKind::Loop && kind != RegionKind::Reduce && instr.op != OpId::parameter)
-      materialize(i, "region root (" + std::string(ir::op_name(instr.op)) + ")");
+      materialize_root(static_cast<int32_t>(i));
     if (kind == RegionKind::Matmul || kind == RegionKind::Conv || kind == RegionKind::Fallback) {
       for (int32_t o : instr.operands) {
         if (kind == RegionKind::Matmul && ir::is_matrix_transpose(graph.instrs[o])) {
@@ -175,7 +176,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
         rows.set(i, true);
         regions_of[i] = std::move(regions);
       } else {
-        materialize(i, "region root (" + std::string(ir::op_name(graph.instrs[i].op)) + ")");
+        materialize_root(i);
         regions_of[i] = {i};
       }
       continue;
@@ -242,7 +243,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
         row_loop[i] = roots[0];
         continue;
       }
-      materialize(i, "region root (" + std::string(ir::op_name(graph.instrs[i].op)) + ")");
+      materialize_root(i);
       changed = true;
     }
   }
@@ -259,7 +260,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     }
     return true;
   };
-  std::vector<int32_t> in_place;  // values no longer copied out: their GEMMs read them through strides
+  std::vector<bool> in_place(n, false);  // values no longer copied out: their GEMMs read them through strides
   for (size_t i = 0; i < n; ++i) {
     if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
     for (int32_t o : graph.instrs[i].operands) {
@@ -267,10 +268,11 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       const int32_t copied = materialized[o] ? o : ir::is_matrix_transpose(graph.instrs[o]) ? graph.instrs[o].operands[0] : -1;
       if (copied < 0 || !materialized[copied] || why[copied].rfind("operand of ", 0) != 0 || !read_only_by_gemms(copied)) continue;
       auto view = strided_view(graph, copied, [&](int32_t v) { return v != copied && materialized[v]; });
-      if (view && gemm_readable(graph.instrs[copied].shape, *view)) in_place.push_back(copied);
+      if (view && gemm_readable(graph.instrs[copied].shape, *view)) in_place[copied] = true;
     }
   }
-  for (int32_t v : in_place) materialized[v] = false;
+  for (size_t v = 0; v < n; ++v)
+    if (in_place[v]) materialized[v] = false;
   // Every GEMM operand must now be materialized or a view of materialized values; where one is not
   // (its chain ran through another value no longer copied), that value is copied out again.
   auto operand_view = [&](int32_t o) {
@@ -284,7 +286,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       for (int32_t o : graph.instrs[i].operands) {
         if (operand_view(o)) continue;
         for (int32_t v = o;; v = graph.instrs[v].operands[0]) {
-          if (std::find(in_place.begin(), in_place.end(), v) != in_place.end() && !materialized[v]) {
+          if (in_place[v] && !materialized[v]) {
             materialized[v] = true;
             changed = true;
             break;
@@ -295,15 +297,15 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       }
     }
   }
+  std::vector<std::vector<std::optional<StridedView>>> operand_views(n);  // per GEMM, as its region reads them
   for (size_t i = 0; i < n; ++i) {
     if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
     for (int32_t o : graph.instrs[i].operands) {
       auto view = operand_view(o);
+      operand_views[i].push_back(view);
       if (!view || view->base == o) continue;
       for (int32_t v = o; v != view->base; v = graph.instrs[v].operands[0]) gemm_view[v] = true;
-      if (std::find(in_place.begin(), in_place.end(), o) != in_place.end() ||
-          (ir::is_matrix_transpose(graph.instrs[o]) &&
-           std::find(in_place.begin(), in_place.end(), graph.instrs[o].operands[0]) != in_place.end()))
+      if (in_place[o] || (ir::is_matrix_transpose(graph.instrs[o]) && in_place[graph.instrs[o].operands[0]]))
         plan.decisions.push_back("read " + name(graph, o) + " in place from " + name(graph, view->base) +
                                  " through strides (" + name(graph, static_cast<int32_t>(i)) + "), no copy");
     }
@@ -316,7 +318,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
 
   for (size_t i = 0; i < n; ++i) {
     if (!materialized[i] || graph.instrs[i].op == OpId::parameter) continue;
-    Region region{kind_of(graph.instrs[i]), static_cast<int32_t>(i), {}, {}, {}};
+    Region region{kind_of(graph.instrs[i]), static_cast<int32_t>(i), {}, {}, {}, std::move(operand_views[i])};
     // Members: everything reachable from the root without crossing a materialized value.
     std::vector<bool> in_region(n, false);
     std::vector<int32_t> stack = {region.root};

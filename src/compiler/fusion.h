@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/strided_view.h"
 #include "ir/graph.h"
 
 namespace xlite::compiler {
@@ -24,6 +25,9 @@ struct Region {
   // The region as a graph of its own: inputs become parameters 0..n-1, the root is the one output.
   // Its text is the cache key of the compiled kernel, so graphs that share a region compile it once.
   ir::Graph body;
+  // Matmul: where each operand is read from (a region result or parameter, at an offset and strides);
+  // none for an empty operand.
+  std::vector<std::optional<StridedView>> operand_views;
 };
 
 struct FusionPlan {

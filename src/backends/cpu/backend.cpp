@@ -12,7 +12,6 @@
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
 #include "compiler/memory_plan.h"
-#include "compiler/strided_view.h"
 #include "compiler/passes/passes.h"
 #include "runtime/allocator.h"
 #include "xlite/error.h"
@@ -133,10 +132,6 @@ class CpuExecutable final : public runtime::Executable {
  public:
   explicit CpuExecutable(ir::Graph graph) : graph_(std::move(graph)) {
     compiler::FusionPlan plan = compiler::plan_fusion(graph_);
-    std::vector<bool> has_buffer(graph_.instrs.size(), false);  // parameters and region results
-    for (const ir::Instr& instr : graph_.instrs)
-      if (instr.op == ir::OpId::parameter) has_buffer[&instr - graph_.instrs.data()] = true;
-    for (const Region& region : plan.regions) has_buffer[region.root] = true;
     std::vector<int32_t> writes;
     std::vector<std::vector<int32_t>> reads;
     for (Region& region : plan.regions) {
@@ -164,19 +159,17 @@ class CpuExecutable final : public runtime::Executable {
           break;
         }
         case RegionKind::Matmul: {
-          // Operands are read in place, through strides, from the buffers they are views of.
+          // Operands are read in place, through strides, from the buffers the plan says they are views of.
           const ir::Instr& root = graph_.instrs[step.region.root];
-          auto view = [&](int32_t operand) {
-            auto found = compiler::strided_view(graph_, operand, [&](int32_t v) { return has_buffer[v]; });
-            if (!found) throw Error("[cpu] matmul operand %" + std::to_string(operand) + " is neither computed nor a view of a computed value");
-            return *found;
-          };
           const Shape& a = graph_.instrs[root.operands[0]].shape;
           const Shape& b = graph_.instrs[root.operands[1]].shape;
           // With an empty dim there is nothing to multiply: zeros (or nothing), no library call.
           if (numel(a) > 0 && numel(b) > 0 && step.work > 0) {
-            step.view_a = view(root.operands[0]);
-            step.view_b = view(root.operands[1]);
+            const auto& views = step.region.operand_views;
+            if (views.size() != 2 || !views[0] || !views[1])
+              throw Error("[cpu] a matmul operand of %" + std::to_string(step.region.root) + " is neither computed nor a view of a computed value");
+            step.view_a = *views[0];
+            step.view_b = *views[1];
             step.matmul = std::make_shared<Matmul>(a, step.view_a.strides, b, step.view_b.strides);
           }
           break;
