@@ -11,15 +11,16 @@
 namespace xlite::backends::cpu {
 
 // One oneDNN primitive with a source, a weight and a destination; runs on the process's one stream.
+// Each library op says how it runs (a Matmul may not need its primitive).
 class Primitive {
  public:
   ~Primitive();
   Primitive(const Primitive&) = delete;
   Primitive& operator=(const Primitive&) = delete;
-  void run(const float* source, const float* weights, float* destination) const;
 
  protected:
   explicit Primitive(const char* op);  // the op named in errors
+  void run(const float* source, const float* weights, float* destination) const;
   struct State;
   std::unique_ptr<State> state_;
 };
@@ -46,6 +47,7 @@ class Matmul : public Primitive {
 class Conv2d : public Primitive {
  public:
   Conv2d(const ir::Instr& conv, const Shape& input, const Shape& weight);
+  using Primitive::run;
 };
 
 }  // namespace xlite::backends::cpu
