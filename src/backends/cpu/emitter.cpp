@@ -698,11 +698,12 @@ class Emitter {
     const DType dtype = root.dtype;
     if (g_.instrs[input].dtype != dtype) return false;
     if (dtype != DType::f32 && dtype != DType::f64 && dtype != DType::i32 && dtype != DType::i64) return false;
-    std::vector<int64_t> dims = root.attrs.get_ints(AttrKey::dims);
-    std::sort(dims.begin(), dims.end());
-    if (dims.empty() || dims.size() >= in_shape.size()) return false;
-    for (size_t k = 0; k < dims.size(); ++k)
-      if (dims[k] != static_cast<int64_t>(k)) return false;
+    const std::vector<bool> reduced = reduced_dims(root);
+    const auto leading = static_cast<int64_t>(std::find(reduced.begin(), reduced.end(), false) - reduced.begin());
+    // Some dims must be kept (a full reduction vectorises better in the general loop), all after the reduced ones.
+    if (leading == 0 || leading == static_cast<int64_t>(reduced.size()) ||
+        std::find(reduced.begin() + leading, reduced.end(), true) != reduced.end())
+      return false;
     const int64_t kept = numel(root.shape);
     if (kept == 0) return false;
     const int64_t rows = numel(in_shape) / kept;
@@ -718,9 +719,9 @@ class Emitter {
     Index* in_index = make_index(in_shape);
     in_index->linear = b_.CreateAdd(row_start, column.iv);
     // The multi-index too, split from the row and the column apart (the row's part is loop-invariant).
-    Index* reduced_index = make_index(Shape(in_shape.begin(), in_shape.begin() + static_cast<int64_t>(dims.size())));
+    Index* reduced_index = make_index(Shape(in_shape.begin(), in_shape.begin() + leading));
     reduced_index->linear = row.iv;
-    Index* kept_index = make_index(Shape(in_shape.begin() + static_cast<int64_t>(dims.size()), in_shape.end()));
+    Index* kept_index = make_index(Shape(in_shape.begin() + leading, in_shape.end()));
     kept_index->linear = column.iv;
     in_index->multi = multi(reduced_index);
     const std::vector<llvm::Value*>& kept_multi = multi(kept_index);
