@@ -1,11 +1,11 @@
 #include "ops/op_support.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 
 #include "autograd/grad_mode.h"
+#include "core/clock.h"
 #include "lazy/sync.h"
 #include "runtime/allocator.h"
 #include "xlite/metrics.h"
@@ -14,11 +14,6 @@ namespace xlite::ops {
 namespace {
 thread_local int op_depth = 0;
 thread_local const char* op_name_now = "";
-
-long long now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 int category(DType d) { return d == DType::bool_ ? 0 : is_floating(d) ? 2 : 1; }
 int float_rank(DType d) { return d == DType::f64 ? 2 : d == DType::f32 ? 1 : 0; }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -68,10 +67,6 @@ StepProfile::StepProfile(const std::string& label) : entry_(table().entry(label)
 void StepProfile::add(int64_t nanoseconds) {
   entry_->calls.fetch_add(1, std::memory_order_relaxed);
   entry_->nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
-}
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace xlite::backends::cpu

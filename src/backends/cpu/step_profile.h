@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/clock.h"
+
 namespace xlite::backends::cpu {
 
 bool profiling();
@@ -21,7 +23,5 @@ class StepProfile {
  private:
   Entry* entry_ = nullptr;
 };
-
-int64_t now_ns();
 
 }  // namespace xlite::backends::cpu
