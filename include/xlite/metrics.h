@@ -1,5 +1,6 @@
 #pragma once
 // Process-wide counters and timed metrics, thread-safe. Times are in nanoseconds.
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@ struct MetricData {
   std::vector<double> recent;     // the last samples, oldest first (at most 1024)
 };
 
+// Counters and metrics that never recorded anything since the last clear_all() are not listed.
 // Counters: UncachedCompile, CachedCompile, Execute, Sync, CreateTensor, DestroyTensor, TransferToDevice,
 // TransferFromDevice, EagerOp, ...
 int64_t counter_value(std::string_view name);  // 0 if never touched
@@ -26,5 +28,27 @@ void clear_all();
 // Recording (used by the runtime; users may add their own).
 void increment_counter(std::string_view name, int64_t delta = 1);
 void add_sample(std::string_view name, double value);
+
+// The same, looked up by name once: for hot paths (every tensor, every eager op), where a lookup by name
+// under the registry's lock would cost more than the work it counts. Handles stay valid for the whole
+// process, across clear_all().
+class Counter {
+ public:
+  explicit Counter(std::string_view name);
+  void increment(int64_t delta = 1) const { value_->fetch_add(delta, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t>* value_;
+};
+
+struct Series;
+class Metric {
+ public:
+  explicit Metric(std::string_view name);
+  void add_sample(double value) const;
+
+ private:
+  Series* series_;
+};
 
 }  // namespace xlite::metrics

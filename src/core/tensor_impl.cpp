@@ -7,24 +7,34 @@
 namespace xlite {
 namespace {
 std::atomic<uint64_t> next_tensor_id{1};
+
+// Every tensor is counted, so the counters are looked up once.
+const metrics::Counter& created_counter() {
+  static const metrics::Counter counter("CreateTensor");
+  return counter;
 }
+const metrics::Counter& destroyed_counter() {
+  static const metrics::Counter counter("DestroyTensor");
+  return counter;
+}
+}  // namespace
 
 TensorImpl::TensorImpl(ir::NodePtr pending, Device device)
     : shape_(pending->shape), dtype_(pending->dtype), device_(device), id_(next_tensor_id++), pending_(std::move(pending)) {
   if (pending_->requires_grad) grad_node_ = pending_;
-  metrics::increment_counter("CreateTensor");
+  created_counter().increment();
   live_tensors::add(this);
 }
 
 TensorImpl::TensorImpl(BufferPtr data, Shape shape, DType dtype, Device device)
     : shape_(std::move(shape)), dtype_(dtype), device_(device), id_(next_tensor_id++), data_(std::move(data)) {
-  metrics::increment_counter("CreateTensor");
+  created_counter().increment();
 }
 
 TensorImpl::~TensorImpl() {
   if (pending_) live_tensors::remove(this);
   if (requires_grad_) forget_grad_leaf(this);
-  metrics::increment_counter("DestroyTensor");
+  destroyed_counter().increment();
 }
 
 uint64_t TensorImpl::next_id() { return next_tensor_id.load(); }

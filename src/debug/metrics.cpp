@@ -6,34 +6,64 @@
 #include <sstream>
 
 namespace xlite::metrics {
-namespace {
-constexpr size_t kRecent = 1024;
-
 // The last kRecent samples in a ring, so that recording one costs the same however many were kept.
+// Each series has its own lock: recording through a Metric handle never takes the registry's.
 struct Series {
+  std::mutex mutex;
   int64_t samples = 0;
   double total = 0;
   std::vector<double> ring;
   size_t next = 0;  // where the next sample goes once the ring is full
+
+  void add(double value) {
+    std::lock_guard lock(mutex);
+    ++samples;
+    total += value;
+    if (ring.size() < kRecent) {
+      ring.push_back(value);
+    } else {
+      ring[next] = value;
+      next = (next + 1) % kRecent;
+    }
+  }
+  void clear() {
+    std::lock_guard lock(mutex);
+    samples = 0;
+    total = 0;
+    ring.clear();
+    next = 0;
+  }
+  static constexpr size_t kRecent = 1024;
 };
 
+namespace {
+// Entries are never erased (clear_all zeroes them): handles point into the maps, whose nodes never move.
 struct Registry {
   std::mutex mutex;
   // Transparent comparison: recording by name looks up without building a std::string.
-  std::map<std::string, int64_t, std::less<>> counters;
+  std::map<std::string, std::atomic<int64_t>, std::less<>> counters;
   std::map<std::string, Series, std::less<>> metrics;
 };
-
-template <class Map>
-typename Map::mapped_type& entry(Map& map, std::string_view name) {
-  auto it = map.find(name);
-  if (it == map.end()) it = map.emplace(std::string(name), typename Map::mapped_type{}).first;
-  return it->second;
-}
 
 Registry& registry() {
   static Registry* r = new Registry();  // never destroyed: metrics may be recorded during exit
   return *r;
+}
+
+std::atomic<int64_t>& counter_entry(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.counters.find(name);
+  if (it == r.counters.end()) it = r.counters.try_emplace(std::string(name), 0).first;
+  return it->second;
+}
+
+Series& metric_entry(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.metrics.find(name);
+  if (it == r.metrics.end()) it = r.metrics.try_emplace(std::string(name)).first;
+  return it->second;
 }
 
 std::string format_ns(double ns) {
@@ -51,37 +81,29 @@ std::string format_ns(double ns) {
 }  // namespace
 
 void increment_counter(std::string_view name, int64_t delta) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  entry(r.counters, name) += delta;
+  counter_entry(name).fetch_add(delta, std::memory_order_relaxed);
 }
 
-void add_sample(std::string_view name, double value) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  Series& m = entry(r.metrics, name);
-  ++m.samples;
-  m.total += value;
-  if (m.ring.size() < kRecent) {
-    m.ring.push_back(value);
-  } else {
-    m.ring[m.next] = value;
-    m.next = (m.next + 1) % kRecent;
-  }
-}
+void add_sample(std::string_view name, double value) { metric_entry(name).add(value); }
+
+Counter::Counter(std::string_view name) : value_(&counter_entry(name)) {}
+
+Metric::Metric(std::string_view name) : series_(&metric_entry(name)) {}
+void Metric::add_sample(double value) const { series_->add(value); }
 
 int64_t counter_value(std::string_view name) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto it = r.counters.find(name);
-  return it == r.counters.end() ? 0 : it->second;
+  return it == r.counters.end() ? 0 : it->second.load(std::memory_order_relaxed);
 }
 
 std::vector<std::string> counter_names() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   std::vector<std::string> names;
-  for (const auto& [name, value] : r.counters) names.push_back(name);
+  for (const auto& [name, value] : r.counters)
+    if (value.load(std::memory_order_relaxed) != 0) names.push_back(name);
   return names;
 }
 
@@ -90,7 +112,8 @@ MetricData metric_data(std::string_view name) {
   std::lock_guard lock(r.mutex);
   auto it = r.metrics.find(name);
   if (it == r.metrics.end()) return MetricData{};
-  const Series& m = it->second;
+  Series& m = it->second;
+  std::lock_guard series_lock(m.mutex);
   MetricData data{m.samples, m.total, {}};
   data.recent.reserve(m.ring.size());
   for (size_t k = 0; k < m.ring.size(); ++k) data.recent.push_back(m.ring[(m.next + k) % m.ring.size()]);
@@ -101,7 +124,10 @@ std::vector<std::string> metric_names() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   std::vector<std::string> names;
-  for (const auto& [name, value] : r.metrics) names.push_back(name);
+  for (auto& [name, m] : r.metrics) {
+    std::lock_guard series_lock(m.mutex);
+    if (m.samples > 0) names.push_back(name);
+  }
   return names;
 }
 
@@ -109,20 +135,22 @@ std::string metrics_report() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   std::ostringstream out;
-  for (const auto& [name, m] : r.metrics) {
-    out << "Metric: " << name << "\n  TotalSamples: " << m.samples << "\n  Accumulator: " << format_ns(m.total);
-    if (m.samples > 0) out << "\n  Mean: " << format_ns(m.total / static_cast<double>(m.samples));
-    out << "\n";
+  for (auto& [name, m] : r.metrics) {
+    std::lock_guard series_lock(m.mutex);
+    if (m.samples == 0) continue;
+    out << "Metric: " << name << "\n  TotalSamples: " << m.samples << "\n  Accumulator: " << format_ns(m.total)
+        << "\n  Mean: " << format_ns(m.total / static_cast<double>(m.samples)) << "\n";
   }
-  for (const auto& [name, value] : r.counters) out << "Counter: " << name << "\n  Value: " << value << "\n";
+  for (const auto& [name, value] : r.counters)
+    if (int64_t v = value.load(std::memory_order_relaxed); v != 0) out << "Counter: " << name << "\n  Value: " << v << "\n";
   return out.str();
 }
 
 void clear_all() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  r.counters.clear();
-  r.metrics.clear();
+  for (auto& [name, value] : r.counters) value.store(0, std::memory_order_relaxed);
+  for (auto& [name, m] : r.metrics) m.clear();
 }
 
 }  // namespace xlite::metrics
