@@ -8,6 +8,14 @@ namespace xlite {
 class TensorImpl;
 
 namespace live_tensors {
+// A tensor's place in the registry, kept inside the tensor: every lazy op registers its result, so
+// registering must not allocate. Touched only under the registry's lock.
+struct Link {
+  TensorImpl* prev = nullptr;
+  TensorImpl* next = nullptr;
+  bool listed = false;
+};
+
 void add(TensorImpl* impl);
 void remove(TensorImpl* impl);
 // Pending tensors in creation order.

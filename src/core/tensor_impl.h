@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/live_tensors.h"
 #include "ir/node.h"
 #include "xlite/device.h"
 #include "xlite/dtype.h"
@@ -68,6 +69,9 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   // An in-place op whose value already ran (eager mode): the data and the node that made it.
   void assign_data(BufferPtr data, ir::NodePtr grad_node);
 
+  // For the registry of pending tensors only.
+  live_tensors::Link& registry_link() { return registry_link_; }
+
  private:
   // Inside compile(fn)'s recording, notes that the step read this pre-existing tensor's data.
   void note_data_read();
@@ -83,6 +87,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   bool requires_grad_ = false;
   std::shared_ptr<TensorImpl> grad_;
   ir::NodePtr grad_node_;
+  live_tensors::Link registry_link_;
   friend class Tensor;  // made once per data binding, so every use shares one graph parameter
 };
 
