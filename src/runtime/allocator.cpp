@@ -47,9 +47,9 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
   {
     std::lock_guard lock(mutex_);
     auto it = cached_.find(capacity);
-    if (it != cached_.end()) {
-      data = it->second;
-      cached_.erase(it);
+    if (it != cached_.end() && !it->second.empty()) {
+      data = it->second.back();
+      it->second.pop_back();
       bytes_cached_ -= static_cast<int64_t>(capacity);
     } else {
       if (bytes_used_ + bytes_cached_ + static_cast<int64_t>(capacity) > limit_) free_cached_locked();
@@ -75,13 +75,15 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
 void CachingAllocator::release(void* data, size_t capacity) {
   std::lock_guard lock(mutex_);
   bytes_used_ -= static_cast<int64_t>(capacity);
-  cached_.emplace(capacity, data);
+  cached_[capacity].push_back(data);
   bytes_cached_ += static_cast<int64_t>(capacity);
 }
 
 void CachingAllocator::free_cached_locked() {
-  for (auto& [capacity, data] : cached_) std::free(data);
-  cached_.clear();
+  for (auto& [capacity, blocks] : cached_) {
+    for (void* data : blocks) std::free(data);
+    blocks.clear();
+  }
   bytes_cached_ = 0;
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "core/buffer.h"
 #include "xlite/memory.h"
@@ -29,7 +30,9 @@ class CachingAllocator final : public BufferReleaser {
 
   Device device_;
   mutable std::mutex mutex_;
-  std::multimap<size_t, void*> cached_;  // capacity -> block
+  // capacity -> free blocks of that capacity, most recently freed last (reused first, while still in
+  // cache). The lists keep their storage, so a steady state allocates nothing to track blocks.
+  std::map<size_t, std::vector<void*>> cached_;
   int64_t bytes_used_ = 0;
   int64_t bytes_cached_ = 0;
   int64_t peak_ = 0;
