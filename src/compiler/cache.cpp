@@ -6,18 +6,6 @@ namespace xlite::compiler {
 
 ExecutableCache::ExecutableCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
 
-std::shared_ptr<runtime::Executable> ExecutableCache::find(uint64_t hash, const ir::Graph& graph) {
-  std::lock_guard lock(mutex_);
-  auto [begin, end] = index_.equal_range(hash);
-  for (auto it = begin; it != end; ++it) {
-    if (it->second->graph == graph) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return lru_.front().exe;
-    }
-  }
-  return nullptr;
-}
-
 void ExecutableCache::insert(uint64_t hash, const ir::Graph& graph, std::shared_ptr<runtime::Executable> exe) {
   std::lock_guard lock(mutex_);
   lru_.push_front(Entry{hash, graph, std::move(exe)});

@@ -16,7 +16,23 @@ namespace xlite::compiler {
 class ExecutableCache {
  public:
   explicit ExecutableCache(size_t capacity);
-  std::shared_ptr<runtime::Executable> find(uint64_t hash, const ir::Graph& graph);
+  std::shared_ptr<runtime::Executable> find(uint64_t hash, const ir::Graph& graph) {
+    return find_if(hash, [&](const ir::Graph& cached) { return cached == graph; });
+  }
+  // The program whose graph `matches` accepts, for callers that have the graph's hash and a way to
+  // recognise it but have not built it (lazy::PendingGraph).
+  template <class Matches>
+  std::shared_ptr<runtime::Executable> find_if(uint64_t hash, const Matches& matches) {
+    std::lock_guard lock(mutex_);
+    auto [begin, end] = index_.equal_range(hash);
+    for (auto it = begin; it != end; ++it) {
+      if (matches(it->second->graph)) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        return lru_.front().exe;
+      }
+    }
+    return nullptr;
+  }
   void insert(uint64_t hash, const ir::Graph& graph, std::shared_ptr<runtime::Executable> exe);
   size_t size() const;
   size_t capacity() const { return capacity_; }

@@ -217,7 +217,7 @@ class Generator {
 
   // Types the instruction with the IR's own shape rule; a generator bug surfaces as xlite::Error.
   int32_t emit(OpId op, std::vector<int32_t> operands, Attrs attrs, Info inf) {
-    std::vector<ir::TypedShape> types;
+    std::vector<ir::OperandType> types;
     for (int32_t o : operands) types.push_back({shape(o), dtype(o)});
     ir::TypedShape type = ir::infer_type(op, types, attrs);
     return push(op, std::move(operands), std::move(attrs), type, inf);

@@ -77,13 +77,21 @@ DType Attrs::get_dtype(AttrKey key) const {
   return static_cast<DType>(v);
 }
 
+namespace {
+uint64_t hash_int_item(uint64_t h, AttrKey key, int64_t value) {
+  return hash_mix(hash_mix(h, static_cast<uint64_t>(key)), static_cast<uint64_t>(value));
+}
+}  // namespace
+
 uint64_t Attrs::hash() const {
   uint64_t h = items_.size();
   for (const auto& [key, value] : items_) {
-    h = hash_mix(h, static_cast<uint64_t>(key));
     if (const auto* i = std::get_if<int64_t>(&value)) {
-      h = hash_mix(h, static_cast<uint64_t>(*i));
-    } else if (const auto* d = std::get_if<double>(&value)) {
+      h = hash_int_item(h, key, *i);
+      continue;
+    }
+    h = hash_mix(h, static_cast<uint64_t>(key));
+    if (const auto* d = std::get_if<double>(&value)) {
       h = hash_double(h, *d);
     } else {
       const auto& list = std::get<std::vector<int64_t>>(value);
@@ -93,6 +101,8 @@ uint64_t Attrs::hash() const {
   }
   return h;
 }
+
+uint64_t Attrs::hash_of_int(AttrKey key, int64_t value) { return hash_int_item(1, key, value); }
 
 bool Attrs::operator==(const Attrs& other) const {
   if (items_.size() != other.items_.size()) return false;

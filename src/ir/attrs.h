@@ -64,6 +64,8 @@ class Attrs {
 
   const std::vector<std::pair<AttrKey, AttrValue>>& items() const { return items_; }
   uint64_t hash() const;
+  // The hash of attributes holding just this one integer, without building them (a parameter's index).
+  static uint64_t hash_of_int(AttrKey key, int64_t value);
   bool operator==(const Attrs& other) const;
 
  private:

@@ -8,20 +8,32 @@
 
 namespace xlite::ir {
 
-uint64_t Graph::hash() const {
-  uint64_t h = hash_mix(instrs.size(), static_cast<uint64_t>(num_parameters));
-  for (const Instr& instr : instrs) {
-    h = hash_mix(h, static_cast<uint64_t>(instr.op));
-    h = hash_mix(h, instr.attrs.hash());
-    h = hash_mix(h, static_cast<uint64_t>(instr.dtype));
-    h = hash_mix(h, instr.shape.size());
-    for (int64_t d : instr.shape) h = hash_mix(h, static_cast<uint64_t>(d));
-    h = hash_mix(h, instr.operands.size());
-    for (int32_t o : instr.operands) h = hash_mix(h, static_cast<uint64_t>(o));
-  }
+uint64_t hash_graph_begin(size_t num_instrs, int64_t num_parameters) {
+  return hash_mix(num_instrs, static_cast<uint64_t>(num_parameters));
+}
+
+uint64_t hash_graph_instr(uint64_t h, OpId op, uint64_t attrs_hash, DType dtype, const Shape& shape,
+                          std::span<const int32_t> operands) {
+  // The small fields share one word: every eager op hashes its graph, so each mix counts.
+  h = hash_mix(h, static_cast<uint64_t>(op) | static_cast<uint64_t>(dtype) << 16 | uint64_t{shape.size()} << 24 |
+                      uint64_t{operands.size()} << 32);
+  h = hash_mix(h, attrs_hash);
+  for (int64_t d : shape) h = hash_mix(h, static_cast<uint64_t>(d));
+  for (int32_t o : operands) h = hash_mix(h, static_cast<uint64_t>(o));
+  return h;
+}
+
+uint64_t hash_graph_end(uint64_t h, std::span<const int32_t> outputs) {
   h = hash_mix(h, outputs.size());
   for (int32_t o : outputs) h = hash_mix(h, static_cast<uint64_t>(o));
   return h;
+}
+
+uint64_t Graph::hash() const {
+  uint64_t h = hash_graph_begin(instrs.size(), num_parameters);
+  for (const Instr& instr : instrs)
+    h = hash_graph_instr(h, instr.op, instr.attrs.hash(), instr.dtype, instr.shape, instr.operands);
+  return hash_graph_end(h, outputs);
 }
 
 bool is_matrix_transpose(const Instr& instr) {
@@ -36,7 +48,7 @@ bool is_matrix_transpose(const Instr& instr) {
 
 void verify(const Graph& graph) {
   std::vector<bool> seen_parameter(graph.num_parameters, false);
-  std::vector<TypedShape> types;
+  std::vector<OperandType> types;
   for (size_t i = 0; i < graph.instrs.size(); ++i) {
     const Instr& instr = graph.instrs[i];
     const std::string where = "[verify] %" + std::to_string(i) + " " + std::string(op_name(instr.op)) + ": ";

@@ -3,6 +3,7 @@
 // operands by position. Parameters carry their position in the argument list (attr index). This is the
 // unit that is hashed, printed, parsed, verified, optimised and compiled; it never holds data.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,13 @@ struct Graph {
   // Structural: ops, attributes, shapes, dtypes, operand wiring, parameter order and outputs.
   uint64_t hash() const;
 };
+
+// Graph::hash in parts, for code that hashes a graph it has not built (lazy::PendingGraph): begin, then
+// each instruction in order, then the outputs.
+uint64_t hash_graph_begin(size_t num_instrs, int64_t num_parameters);
+uint64_t hash_graph_instr(uint64_t h, OpId op, uint64_t attrs_hash, DType dtype, const Shape& shape,
+                          std::span<const int32_t> operands);
+uint64_t hash_graph_end(uint64_t h, std::span<const int32_t> outputs);
 
 // Text form, one instruction a line:
 //   %0 = parameter(index=0) : f32[2,3]

@@ -1,6 +1,6 @@
 #pragma once
-// The lazy IR: an immutable DAG of nodes built as user code calls ops. A node's hash is computed once,
-// when it is built, from its op, attributes, type and its operands' hashes (never from data).
+// The lazy IR: an immutable DAG of nodes built as user code calls ops. Nodes are not hashed: a sync
+// hashes the graph it walks from its roots (lazy::PendingGraph), where computed values are leaves.
 #include <memory>
 #include <span>
 #include <vector>
@@ -21,6 +21,15 @@ struct TypedShape {
   bool operator==(const TypedShape&) const = default;
 };
 
+// An operand's type as a shape rule reads it: a view of a shape that lives in a node or instruction, so
+// typing a new node copies no shapes.
+struct OperandType {
+  const Shape& shape;
+  DType dtype;
+  bool operator==(const OperandType& other) const { return dtype == other.dtype && shape == other.shape; }
+  operator TypedShape() const { return {shape, dtype}; }
+};
+
 struct Node {
   Node() = default;
   Node(const Node&) = delete;
@@ -33,7 +42,6 @@ struct Node {
   Attrs attrs;
   Shape shape;
   DType dtype;
-  uint64_t hash;
   BufferPtr data;  // parameters only: the device data this leaf stands for
   // The value a sync computed for this node. Graphs built later read it as an argument instead of
   // recomputing it: backward reaches forward values through their nodes (autograd keeps them after the
@@ -47,7 +55,7 @@ struct Node {
 };
 
 // Checks operand types against the op's shape rule and computes the result type; throws xlite::Error.
-TypedShape infer_type(OpId op, std::span<const TypedShape> operands, const Attrs& attrs);
+TypedShape infer_type(OpId op, std::span<const OperandType> operands, const Attrs& attrs);
 
 NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "", bool requires_grad = false);
 // The same value under a node of its own (a convert to its own dtype, which the passes remove), to carry

@@ -13,9 +13,9 @@ namespace {
   throw Error("[" + std::string(op_name(op)) + "] " + message);
 }
 
-std::string type_str(const TypedShape& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
+std::string type_str(const OperandType& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
 
-void require_same_types(OpId op, std::span<const TypedShape> in, size_t first) {
+void require_same_types(OpId op, std::span<const OperandType> in, size_t first) {
   for (size_t i = first + 1; i < in.size(); ++i)
     if (!(in[i] == in[first]))
       fail(op, "operands must have one type, got " + type_str(in[first]) + " and " + type_str(in[i]));
@@ -67,7 +67,7 @@ TypedShape infer_leaf(OpId op, const Attrs& attrs) {
 
 }  // namespace
 
-TypedShape infer_type(OpId op, std::span<const TypedShape> in, const Attrs& attrs) {
+TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
   const OpInfo& info = op_info(op);
   if (info.arity >= 0 && static_cast<int>(in.size()) != info.arity)
     fail(op, "expects " + std::to_string(info.arity) + " operands, got " + std::to_string(in.size()));

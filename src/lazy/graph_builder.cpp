@@ -2,7 +2,6 @@
 
 #include <array>
 #include <unordered_map>
-#include <utility>
 
 namespace xlite::lazy {
 namespace {
@@ -14,7 +13,8 @@ class SmallMap {
  public:
   const int32_t* find(Key key) const {
     for (size_t i = 0; i < inline_count_; ++i)
-      if (inline_[i].first == key) return &inline_[i].second;
+      if (inline_[i].key == key) return &inline_[i].value;
+    if (spill_.empty()) return nullptr;
     auto it = spill_.find(key);
     return it == spill_.end() ? nullptr : &it->second;
   }
@@ -25,80 +25,149 @@ class SmallMap {
 
  private:
   static constexpr size_t kInline = 16;
-  std::array<std::pair<Key, int32_t>, kInline> inline_{};
+  struct Item {
+    Key key;
+    int32_t value;
+  };
+  std::array<Item, kInline> inline_;  // uninitialised past inline_count_: an eager op's walk fills few
   size_t inline_count_ = 0;
   std::unordered_map<Key, int32_t> spill_;
 };
+
+// What a parameter instruction's attributes are: its index alone.
+bool is_parameter_numbered(const ir::Instr& instr, int32_t index) {
+  return instr.op == ir::OpId::parameter && instr.attrs.items().size() == 1 && instr.attrs.has(ir::AttrKey::index) &&
+         instr.attrs.get_int(ir::AttrKey::index) == index;
+}
 }  // namespace
 
-BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
-  BuiltGraph built;
+void PendingGraph::walk(std::span<const ir::NodePtr> roots) {
+  roots_.assign(roots.begin(), roots.end());
+  entries_.clear();
+  operands_.clear();
+  outputs_.clear();
+  root_outputs_.clear();
+  arguments_.clear();
+  leaves_per_argument_.clear();
+  stack_.clear();
   SmallMap<const ir::Node*> position;
   SmallMap<const Buffer*> parameter_of_buffer;
   SmallMap<int32_t> output_slot;  // instruction -> position in outputs
 
-  // Iterative post-order walk: deep chains (long training loops) must not overflow the stack.
-  struct Frame {
-    const ir::Node* node;
-    size_t next_operand;
-  };
-  std::vector<Frame> stack;
-  // Room for a one-op graph without growing (an eager op's graph has a few instructions).
-  stack.reserve(8);
-  built.graph.instrs.reserve(8);
-  built.arguments.reserve(4);
-  built.leaves_per_argument.reserve(4);
-  built.root_outputs.reserve(roots.size());
   auto emit = [&](const ir::Node* node) {
     const BufferPtr& data = node->op == ir::OpId::parameter ? node->data : node->computed;
+    const auto at = static_cast<int32_t>(entries_.size());
     if (data) {
       if (const int32_t* existing = parameter_of_buffer.find(data.get())) {
         position.insert(node, *existing);
-        ++built.leaves_per_argument[built.graph.instrs[*existing].attrs.get_int(ir::AttrKey::index)];
+        ++leaves_per_argument_[entries_[*existing].parameter];
         return;
       }
-      ir::Instr instr{ir::OpId::parameter, {}, {}, node->shape, node->dtype};
-      instr.attrs.set_int(ir::AttrKey::index, static_cast<int64_t>(built.arguments.size()));
-      built.arguments.push_back(data);
-      built.leaves_per_argument.push_back(1);
-      const auto at = static_cast<int32_t>(built.graph.instrs.size());
+      entries_.push_back({node, static_cast<int32_t>(arguments_.size()), 0, 0});
+      arguments_.push_back(data);
+      leaves_per_argument_.push_back(1);
       parameter_of_buffer.insert(data.get(), at);
       position.insert(node, at);
-      built.graph.instrs.push_back(std::move(instr));
       return;
     }
-    ir::Instr instr{node->op, {}, node->attrs, node->shape, node->dtype, node->origin};
-    instr.operands.reserve(node->operands.size());
-    for (const auto& operand : node->operands) instr.operands.push_back(*position.find(operand.get()));
-    position.insert(node, static_cast<int32_t>(built.graph.instrs.size()));
-    built.graph.instrs.push_back(std::move(instr));
+    entries_.push_back({node, -1, static_cast<uint32_t>(operands_.size()), static_cast<uint32_t>(node->operands.size())});
+    for (const auto& operand : node->operands) operands_.push_back(*position.find(operand.get()));
+    position.insert(node, at);
   };
 
+  // Iterative post-order walk: deep chains (long training loops) must not overflow the stack.
   for (const auto& root : roots) {
     if (!position.find(root.get())) {
-      stack.push_back({root.get(), 0});
-      while (!stack.empty()) {
-        Frame& frame = stack.back();
+      stack_.push_back({root.get(), 0});
+      while (!stack_.empty()) {
+        Frame& frame = stack_.back();
         if (!frame.node->computed && frame.next_operand < frame.node->operands.size()) {
           const ir::Node* operand = frame.node->operands[frame.next_operand++].get();
-          if (!position.find(operand)) stack.push_back({operand, 0});
+          if (!position.find(operand)) stack_.push_back({operand, 0});
         } else {
           emit(frame.node);
-          stack.pop_back();
+          stack_.pop_back();
         }
       }
     }
     const int32_t out = *position.find(root.get());
     const int32_t* slot = output_slot.find(out);
     if (!slot) {
-      output_slot.insert(out, static_cast<int32_t>(built.graph.outputs.size()));
-      built.graph.outputs.push_back(out);
+      output_slot.insert(out, static_cast<int32_t>(outputs_.size()));
+      outputs_.push_back(out);
       slot = output_slot.find(out);
     }
-    built.root_outputs.push_back(*slot);
+    root_outputs_.push_back(*slot);
   }
-  built.graph.num_parameters = static_cast<int64_t>(built.arguments.size());
-  return built;
+}
+
+void PendingGraph::release() {
+  arguments_.clear();
+  roots_.clear();
+}
+
+uint64_t PendingGraph::hash() const {
+  uint64_t h = ir::hash_graph_begin(entries_.size(), static_cast<int64_t>(leaves_per_argument_.size()));
+  for (const Entry& e : entries_) {
+    if (e.parameter >= 0)
+      h = ir::hash_graph_instr(h, ir::OpId::parameter, ir::Attrs::hash_of_int(ir::AttrKey::index, e.parameter),
+                               e.node->dtype, e.node->shape, {});
+    else
+      h = ir::hash_graph_instr(h, e.node->op, e.node->attrs.hash(), e.node->dtype, e.node->shape, operands_of(e));
+  }
+  return ir::hash_graph_end(h, outputs_);
+}
+
+bool PendingGraph::matches(const ir::Graph& graph) const {
+  if (graph.instrs.size() != entries_.size() || graph.num_parameters != static_cast<int64_t>(leaves_per_argument_.size()) ||
+      graph.outputs != outputs_)
+    return false;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    const ir::Instr& instr = graph.instrs[i];
+    if (instr.dtype != e.node->dtype || instr.shape != e.node->shape) return false;
+    if (e.parameter >= 0) {
+      if (!is_parameter_numbered(instr, e.parameter)) return false;
+      continue;
+    }
+    std::span<const int32_t> operands = operands_of(e);
+    if (instr.op != e.node->op || !std::equal(instr.operands.begin(), instr.operands.end(), operands.begin(), operands.end()) ||
+        !(instr.attrs == e.node->attrs))
+      return false;
+  }
+  return true;
+}
+
+ir::Graph PendingGraph::build() const {
+  ir::Graph graph;
+  graph.instrs.reserve(entries_.size());
+  for (const Entry& e : entries_) {
+    if (e.parameter >= 0) {
+      ir::Instr instr{ir::OpId::parameter, {}, {}, e.node->shape, e.node->dtype};
+      instr.attrs.set_int(ir::AttrKey::index, e.parameter);
+      graph.instrs.push_back(std::move(instr));
+    } else {
+      std::span<const int32_t> operands = operands_of(e);
+      graph.instrs.push_back(ir::Instr{e.node->op, {operands.begin(), operands.end()}, e.node->attrs, e.node->shape,
+                                       e.node->dtype, e.node->origin});
+    }
+  }
+  graph.outputs = outputs_;
+  graph.num_parameters = static_cast<int64_t>(leaves_per_argument_.size());
+  return graph;
+}
+
+std::vector<std::pair<Shape, DType>> PendingGraph::argument_types() const {
+  std::vector<std::pair<Shape, DType>> types(leaves_per_argument_.size());
+  for (const Entry& e : entries_)
+    if (e.parameter >= 0) types[e.parameter] = {e.node->shape, e.node->dtype};
+  return types;
+}
+
+BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
+  PendingGraph pending;
+  pending.walk(roots);
+  return BuiltGraph{pending.build(), std::move(pending.arguments()), {pending.root_outputs().begin(), pending.root_outputs().end()}};
 }
 
 }  // namespace xlite::lazy

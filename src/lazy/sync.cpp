@@ -10,6 +10,7 @@
 #include "core/live_tensors.h"
 #include "core/step_recording.h"
 #include "lazy/graph_builder.h"
+#include "ir/graph.h"
 #include "xlite/debug.h"
 #include "xlite/lazy.h"
 #include "xlite/metrics.h"
@@ -19,7 +20,17 @@ namespace {
 std::atomic<bool> eager_flag{false};
 std::atomic<int64_t> pending_tracing_ns{0};
 std::mutex sync_mutex;  // one sync at a time: binds results to shared tensors
-debug::SyncInfo last_info;
+
+// What debug::last_sync() reports, kept as plain fields: an eager op records it every time.
+struct LastSync {
+  SyncCause cause = SyncCause::user_sync;
+  bool replayed = false;
+  uint64_t hash = 0;
+  int64_t inputs = 0;
+  int64_t outputs = 0;
+  bool cache_hit = false;
+};
+LastSync last_info;
 
 const char* cause_text(SyncCause cause) {
   switch (cause) {
@@ -31,32 +42,59 @@ const char* cause_text(SyncCause cause) {
   return "";
 }
 
+// Every eager op records these, so they are looked up once.
+struct SyncMetrics {
+  metrics::Counter sync{"Sync"}, cached{"CachedCompile"}, uncached{"UncachedCompile"}, execute{"Execute"},
+      eager_execute{"EagerOpExecute"};
+  metrics::Metric compile_time{"CompileTime"}, eager_compile_time{"EagerOpCompileTime"}, execute_time{"ExecuteTime"},
+      eager_execute_time{"EagerOpExecuteTime"}, tracing_time{"TracingTime"};
+};
+const SyncMetrics& sync_metrics() {
+  static const SyncMetrics m;
+  return m;
+}
+
+// A sync's working storage, kept between syncs (they are serialised by sync_mutex) so that the many
+// small syncs of eager mode allocate nothing for it.
+struct Scratch {
+  std::vector<TensorImpl*> pending;
+  std::vector<ir::NodePtr> roots;
+  PendingGraph graph;
+};
+Scratch& scratch() {
+  static Scratch* s = new Scratch();  // never destroyed: tensors may sync during exit
+  return *s;
+}
+
 // A tensor updated in place may have its new value written into its old buffer when nothing else can
 // still read that buffer: every live pending tensor is in this graph (so no IR outside it refers to the
 // buffer) and the only holders of the buffer are the argument list and this graph's leaves.
-std::vector<runtime::Donation> find_donations(const std::vector<TensorImpl*>& pending, const BuiltGraph& built) {
+std::vector<runtime::Donation> find_donations(std::span<TensorImpl* const> pending, PendingGraph& graph) {
   std::vector<runtime::Donation> donations;
-  if (pending.size() != live_tensors::pending_count()) return donations;
+  bool any_donor = false;
+  for (TensorImpl* impl : pending) any_donor = any_donor || impl->donor();
+  if (!any_donor || pending.size() != live_tensors::pending_count()) return donations;
+  const std::vector<BufferPtr>& arguments = graph.arguments();
   for (size_t i = 0; i < pending.size(); ++i) {
     const Buffer* donor = pending[i]->donor();
     if (!donor) continue;
-    for (size_t a = 0; a < built.arguments.size(); ++a) {
-      if (built.arguments[a].get() != donor) continue;
-      if (built.arguments[a].use_count() == 1 + built.leaves_per_argument[a])
-        donations.push_back({built.root_outputs[i], static_cast<int32_t>(a)});
+    for (size_t a = 0; a < arguments.size(); ++a) {
+      if (arguments[a].get() != donor) continue;
+      if (arguments[a].use_count() == 1 + graph.leaves_per_argument()[a])
+        donations.push_back({graph.root_outputs()[i], static_cast<int32_t>(a)});
       break;
     }
   }
   return donations;
 }
 
-void report_compile(SyncCause cause, uint64_t hash, const BuiltGraph& built, const runtime::Executable& exe) {
+void report_compile(SyncCause cause, uint64_t hash, const ir::Graph& graph, const runtime::Executable& exe) {
   debug::MemoryStats stats = exe.memory_stats();
   std::fprintf(stderr,
                "[xlite] compiled graph %016llx (%s): %zu instructions, %lld inputs, %zu outputs; "
                "arguments %lld B, outputs %lld B, temporaries %lld B, code %lld B in %lld kernels\n%s",
-               static_cast<unsigned long long>(hash), cause_text(cause), built.graph.instrs.size(),
-               static_cast<long long>(built.graph.num_parameters), built.graph.outputs.size(),
+               static_cast<unsigned long long>(hash), cause_text(cause), graph.instrs.size(),
+               static_cast<long long>(graph.num_parameters), graph.outputs.size(),
                static_cast<long long>(stats.argument_bytes), static_cast<long long>(stats.output_bytes),
                static_cast<long long>(stats.temp_bytes), static_cast<long long>(stats.code_bytes),
                static_cast<long long>(stats.kernels), stats.fusion.c_str());
@@ -64,6 +102,26 @@ void report_compile(SyncCause cause, uint64_t hash, const BuiltGraph& built, con
 
 double elapsed_ns(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - since).count();
+}
+
+// The compiled program for the walked graph: from the cache, or compiled and cached.
+std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint64_t hash, SyncCause cause, bool* hit) {
+  const SyncMetrics& m = sync_metrics();
+  auto& cache = compiler::executable_cache();
+  auto exe = cache.find_if(hash, [&](const ir::Graph& cached) { return walked.matches(cached); });
+  *hit = exe != nullptr;
+  if (exe) {
+    m.cached.increment();
+    return exe;
+  }
+  ir::Graph graph = walked.build();
+  auto start = std::chrono::steady_clock::now();
+  exe = compiler::compile(graph);
+  (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(elapsed_ns(start));
+  m.uncached.increment();
+  cache.insert(hash, graph, exe);
+  if (debug_level() >= 1) report_compile(cause, hash, graph, *exe);
+  return exe;
 }
 }  // namespace
 
@@ -79,62 +137,60 @@ int debug_level() {
 
 void add_tracing_time(double nanoseconds) { pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
 
-void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause, SyncRecord* record) {
+void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecord* record) {
   std::lock_guard lock(sync_mutex);
+  const SyncMetrics& m = sync_metrics();
   const bool is_eager = cause == SyncCause::eager_op;
-  if (!is_eager) metrics::increment_counter("Sync");
-  std::vector<TensorImpl*> pending;
-  std::vector<ir::NodePtr> roots;
+  if (!is_eager) m.sync.increment();
+  Scratch& s = scratch();
+  s.pending.clear();
+  s.roots.clear();
   for (TensorImpl* impl : impls) {
     if (impl->is_pending()) {
-      pending.push_back(impl);
-      roots.push_back(impl->pending());
+      s.pending.push_back(impl);
+      s.roots.push_back(impl->pending());
     }
   }
-  if (pending.empty()) return;
+  if (s.pending.empty()) return;
+  // The scratch must not keep nodes or buffers alive past this sync, however it ends.
+  struct Release {
+    Scratch& s;
+    ~Release() {
+      s.roots.clear();
+      s.graph.release();
+    }
+  } release{s};
   if (StepRecording* recording = StepRecording::active()) recording->ran_mid_trace = true;
   if (int64_t traced = pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
-    metrics::add_sample("TracingTime", static_cast<double>(traced));
+    m.tracing_time.add_sample(static_cast<double>(traced));
 
-  BuiltGraph built = build_graph(roots);
-  const uint64_t hash = built.graph.hash();
-  auto& cache = compiler::executable_cache();
-  auto exe = cache.find(hash, built.graph);
-  const bool hit = exe != nullptr;
-  if (hit) {
-    metrics::increment_counter("CachedCompile");
-  } else {
-    auto start = std::chrono::steady_clock::now();
-    exe = compiler::compile(built.graph);
-    metrics::add_sample(is_eager ? "EagerOpCompileTime" : "CompileTime", elapsed_ns(start));
-    metrics::increment_counter("UncachedCompile");
-    cache.insert(hash, built.graph, exe);
-    if (debug_level() >= 1) report_compile(cause, hash, built, *exe);
-  }
+  PendingGraph& walked = s.graph;
+  walked.walk(s.roots);
+  const uint64_t hash = walked.hash();
+  bool hit = false;
+  std::shared_ptr<runtime::Executable> exe = find_or_compile(walked, hash, cause, &hit);
 
-  std::vector<runtime::Donation> donations = find_donations(pending, built);
+  std::vector<runtime::Donation> donations = find_donations(s.pending, walked);
   auto start = std::chrono::steady_clock::now();
-  std::vector<BufferPtr> results = exe->run(built.arguments, donations);
-  metrics::add_sample(is_eager ? "EagerOpExecuteTime" : "ExecuteTime", elapsed_ns(start));
-  metrics::increment_counter("Execute");
-  if (is_eager) metrics::increment_counter("EagerOpExecute");
+  std::vector<BufferPtr> results = exe->run(walked.arguments(), donations);
+  (is_eager ? m.eager_execute_time : m.execute_time).add_sample(elapsed_ns(start));
+  m.execute.increment();
+  if (is_eager) m.eager_execute.increment();
 
-  for (size_t i = 0; i < pending.size(); ++i) {
-    roots[i]->computed = results[built.root_outputs[i]];
-    pending[i]->set_data(results[built.root_outputs[i]]);
+  std::span<const int32_t> root_outputs = walked.root_outputs();
+  for (size_t i = 0; i < s.pending.size(); ++i) {
+    s.roots[i]->computed = results[root_outputs[i]];
+    s.pending[i]->set_data(results[root_outputs[i]]);
   }
-  last_info = debug::SyncInfo{cause_text(cause), hash, built.graph.num_parameters,
-                              static_cast<int64_t>(built.graph.outputs.size()), hit};
+  last_info = LastSync{cause, false, hash, static_cast<int64_t>(walked.arguments().size()),
+                       static_cast<int64_t>(results.size()), hit};
   if (record) {
     record->executable = std::move(exe);
     record->hash = hash;
-    record->argument_types.resize(built.arguments.size());
-    for (const ir::Instr& instr : built.graph.instrs)
-      if (instr.op == ir::OpId::parameter)
-        record->argument_types[instr.attrs.get_int(ir::AttrKey::index)] = {instr.shape, instr.dtype};
-    record->arguments = std::move(built.arguments);
-    record->computed = std::move(pending);
-    record->outputs = std::move(built.root_outputs);
+    record->argument_types = walked.argument_types();
+    record->arguments = std::move(walked.arguments());
+    record->computed = s.pending;
+    record->outputs.assign(root_outputs.begin(), root_outputs.end());
   }
 }
 
@@ -143,10 +199,10 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
   std::lock_guard lock(sync_mutex);
   auto start = std::chrono::steady_clock::now();
   std::vector<BufferPtr> results = executable.run(arguments, donations);
-  metrics::add_sample("ExecuteTime", elapsed_ns(start));
-  metrics::increment_counter("Execute");
-  last_info = debug::SyncInfo{"replayed compile(fn) step", hash, static_cast<int64_t>(arguments.size()),
-                              static_cast<int64_t>(results.size()), true};
+  sync_metrics().execute_time.add_sample(elapsed_ns(start));
+  sync_metrics().execute.increment();
+  last_info = LastSync{SyncCause::compiled_step, true, hash, static_cast<int64_t>(arguments.size()),
+                       static_cast<int64_t>(results.size()), true};
   return results;
 }
 
@@ -172,7 +228,9 @@ EagerModeGuard::~EagerModeGuard() { eager_mode(previous_); }
 namespace debug {
 SyncInfo last_sync() {
   std::lock_guard lock(lazy::sync_mutex);
-  return lazy::last_info;
+  const lazy::LastSync& last = lazy::last_info;
+  return SyncInfo{last.replayed ? "replayed compile(fn) step" : lazy::cause_text(last.cause), last.hash, last.inputs,
+                  last.outputs, last.cache_hit};
 }
 }  // namespace debug
 

@@ -24,7 +24,7 @@ struct SyncRecord {
 };
 
 // Computes the pending values of these tensors as one graph and binds the results to them.
-void sync_tensors(const std::vector<TensorImpl*>& impls, SyncCause cause, SyncRecord* record = nullptr);
+void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecord* record = nullptr);
 
 // Runs a program a SyncRecord kept, with new arguments: a replayed compiled step.
 std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash, std::span<const BufferPtr> arguments,

@@ -15,7 +15,7 @@ namespace {
 const Buffer& materialized(const Tensor& t, const char* op) {
   if (!t.defined()) throw Error(std::string("[") + op + "] the tensor is undefined");
   TensorImpl* impl = t.impl().get();
-  if (impl->is_pending()) lazy::sync_tensors({impl}, lazy::SyncCause::value_read);
+  if (impl->is_pending()) lazy::sync_tensors({&impl, 1}, lazy::SyncCause::value_read);
   metrics::increment_counter("TransferFromDevice");
   return *impl->data();
 }

@@ -64,7 +64,8 @@ OpScope::~OpScope() {
 Tensor OpScope::finish(Tensor result) {
   if (!outermost_) return result;
   if (lazy::eager()) {
-    lazy::sync_tensors({result.impl().get()}, lazy::SyncCause::eager_op);
+    TensorImpl* impl = result.impl().get();
+    lazy::sync_tensors({&impl, 1}, lazy::SyncCause::eager_op);
   } else {
     lazy::add_tracing_time(static_cast<double>(now_ns() - start_ns_));
   }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include <llvm/ADT/SmallVector.h>
+
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/library.h"
 #include "backends/cpu/step_profile.h"
@@ -229,21 +231,23 @@ class CpuExecutable final : public runtime::Executable {
     // before it, so running out of memory cannot leave a donor half overwritten.
     int64_t first_donated = static_cast<int64_t>(steps_.size());
     for (const auto& [step, buffer] : donated) first_donated = std::min(first_donated, step);
-    std::vector<BufferPtr> preallocated(steps_.size());
+    // Inline capacity for an eager op's one-step program, which then allocates nothing here.
+    llvm::SmallVector<BufferPtr, 4> preallocated;
+    if (first_donated < static_cast<int64_t>(steps_.size())) preallocated.resize(steps_.size());
     for (size_t s = first_donated; s < steps_.size(); ++s)
       if (!donated.count(static_cast<int64_t>(s)) && steps_[s].region.kind != RegionKind::Fallback)
         preallocated[s] = runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(graph_.instrs[steps_[s].region.root])));
-    std::vector<BufferPtr> slots(graph_.instrs.size());
+    llvm::SmallVector<BufferPtr, 8> slots(graph_.instrs.size());
     for (size_t a = 0; a < parameter_instr_.size(); ++a) slots[parameter_instr_[a]] = args[a];
-    std::vector<void*> pointers;
+    llvm::SmallVector<void*, 8> pointers;
     for (size_t s = 0; s < steps_.size(); ++s) {
       const Step& step = steps_[s];
       const ir::Instr& root = graph_.instrs[step.region.root];
       const int64_t started = step.profile ? now_ns() : 0;
       auto given = donated.find(static_cast<int64_t>(s));
-      BufferPtr out = given != donated.end() ? given->second
-                      : preallocated[s]      ? std::move(preallocated[s])
-                                             : runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(root)));
+      BufferPtr out = given != donated.end()                   ? given->second
+                      : !preallocated.empty() && preallocated[s] ? std::move(preallocated[s])
+                                                                 : runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(root)));
       switch (step.region.kind) {
         case RegionKind::Loop:
         case RegionKind::Reduce:
@@ -274,6 +278,7 @@ class CpuExecutable final : public runtime::Executable {
       for (int32_t v : freed_after_[s]) slots[v].reset();
     }
     std::vector<BufferPtr> outputs;
+    outputs.reserve(graph_.outputs.size());
     for (int32_t o : graph_.outputs) outputs.push_back(slots[o]);
     return outputs;
   }
