@@ -9,6 +9,7 @@
 #include <xlite/xlite.h>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/library.h"
 #include "backends/cpu/math_error.h"
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
@@ -165,6 +166,42 @@ TEST(CpuBackend, MatchesReferenceOnSoftmaxLayernormAndMatmul) {
   const float* got = cpu[0]->as<float>();
   const float* want = ref[0]->as<float>();
   for (int64_t i = 0; i < 33 * 19; ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-4f * std::fabs(want[i])) << i;
+}
+
+// A large product that both sgemm and the primitive can run times each twice, then keeps the faster for
+// every Matmul of its signature; every run, timed or not, computes the same product.
+TEST(CpuBackend, MatmulTimesBothLibraryPathsThenKeepsOne) {
+  using xl::backends::cpu::Matmul;
+  const int64_t m = 192, k = 448, n = 320;  // 27.5M multiply-adds: large enough to be timed
+  std::vector<float> a(m * k), b(k * n), want(m * n, 0.0f);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float& v : a) v = u(rng);
+  for (float& v : b) v = u(rng);
+  // a is read transposed: stored [k, m].
+  std::vector<float> a_t(k * m);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) a_t[p * m + i] = a[i * k + p];
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) want[i * n + j] += a[i * k + p] * b[p * n + j];
+  Matmul product({m, k}, {1, m}, {k, n}, {n, 1});
+  EXPECT_EQ(product.path(), Matmul::Path::undecided);
+  std::vector<float> out(m * n);
+  for (int run = 0; run < 5; ++run) {
+    std::fill(out.begin(), out.end(), NAN);
+    product.run(a_t.data(), b.data(), out.data());
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(out[i], want[i], 1e-3f) << "run " << run << " element " << i;
+  }
+  const Matmul::Path chosen = product.path();
+  EXPECT_NE(chosen, Matmul::Path::undecided);
+  Matmul same_signature({m, k}, {1, m}, {k, n}, {n, 1});
+  EXPECT_EQ(same_signature.path(), chosen);  // decided once per process
+  same_signature.run(a_t.data(), b.data(), out.data());
+  for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(out[i], want[i], 1e-3f) << i;
+  // Small products and layouts sgemm cannot read are not timed.
+  EXPECT_EQ(Matmul({8, 64}, {64, 1}, {64, 8}, {8, 1}).path(), Matmul::Path::sgemm);
+  EXPECT_EQ(Matmul({m, k}, {k, 1}, {k, n}, {1, k}).path(), Matmul::Path::primitive);
 }
 
 TEST(CpuBackend, BatchedMatmulThroughTheLibraryMatchesKnownValues) {

@@ -3,9 +3,13 @@
 #include <dnnl.h>
 
 #include <algorithm>
+#include <atomic>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <string>
 
+#include "core/clock.h"
 #include "xlite/error.h"
 
 namespace xlite::backends::cpu {
@@ -103,6 +107,39 @@ std::optional<SgemmOperand> sgemm_operand(const Shape& shape, const std::vector<
 }
 }  // namespace
 
+// The timed choice between sgemm and the primitive for one product signature (shapes and strides),
+// shared by every Matmul of that signature in the process and kept for its life, so a recompiled step
+// does not time again. Each path runs kTrials times on the program's own data (inside the step, where
+// caches are as cold as they will be), and the one with the faster best run is kept.
+struct Matmul::Choice {
+  static constexpr int kTrials = 2;
+  std::mutex mutex;
+  int runs[2] = {0, 0};  // sgemm, primitive
+  double best_ns[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  std::atomic<Path> path{Path::undecided};
+};
+
+namespace {
+// Below this many multiply-adds a product takes microseconds: timing it would cost more than a wrong
+// choice, and sgemm is kept where it applies.
+constexpr int64_t kTimedChoiceWork = int64_t{1} << 24;
+
+std::shared_ptr<Matmul::Choice> choice_for(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b,
+                                           const std::vector<int64_t>& b_strides) {
+  std::vector<int64_t> key;
+  for (const auto* part : {&a, &a_strides, &b, &b_strides}) {
+    key.push_back(static_cast<int64_t>(part->size()));
+    key.insert(key.end(), part->begin(), part->end());
+  }
+  static std::mutex mutex;
+  static auto* choices = new std::map<std::vector<int64_t>, std::shared_ptr<Matmul::Choice>>();  // never destroyed
+  std::lock_guard lock(mutex);
+  auto& choice = (*choices)[key];
+  if (!choice) choice = std::make_shared<Matmul::Choice>();
+  return choice;
+}
+}  // namespace
+
 Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides)
     : Primitive("matmul") {
   const int r = static_cast<int>(a.size());
@@ -114,7 +151,9 @@ Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shap
   if (sa && sb && !sb->transposed && a[r - 1] >= 64) {
     sgemm_ = Sgemm{sa->transposed, a[r - 2], b[r - 1], a[r - 1], sa->ld, sb->ld, numel(Shape(a.begin(), a.end() - 2)),
                    sa->batch_stride, sb->batch_stride};
-    return;
+    if (sgemm_->batch * sgemm_->m * sgemm_->n * sgemm_->k < kTimedChoiceWork) return;
+    choice_ = choice_for(a, a_strides, b, b_strides);
+    if (choice_->path.load() == Path::sgemm) return;  // decided by an earlier program: no primitive needed
   }
   dnnl_dims_t a_dims, b_dims, c_dims, as, bs, cs;
   for (int k = 0; k < r; ++k) {
@@ -138,8 +177,33 @@ Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shap
   state_->create(&desc);
 }
 
+Matmul::Path Matmul::path() const {
+  if (choice_) return choice_->path.load();
+  return sgemm_ ? Path::sgemm : Path::primitive;
+}
+
 void Matmul::run(const float* a, const float* b, float* out) const {
-  if (!sgemm_) return Primitive::run(a, b, out);
+  const Path decided = path();
+  if (decided == Path::sgemm) return run_sgemm(a, b, out);
+  if (decided == Path::primitive || !sgemm_) return Primitive::run(a, b, out);
+  bool use_sgemm;
+  {
+    std::lock_guard lock(choice_->mutex);
+    use_sgemm = choice_->runs[0] <= choice_->runs[1];
+  }
+  const int64_t started = now_ns();
+  if (use_sgemm) run_sgemm(a, b, out);
+  else Primitive::run(a, b, out);
+  const auto took = static_cast<double>(now_ns() - started);
+  std::lock_guard lock(choice_->mutex);
+  const int i = use_sgemm ? 0 : 1;
+  ++choice_->runs[i];
+  choice_->best_ns[i] = std::min(choice_->best_ns[i], took);
+  if (choice_->runs[0] >= Choice::kTrials && choice_->runs[1] >= Choice::kTrials && choice_->path.load() == Path::undecided)
+    choice_->path.store(choice_->best_ns[0] <= choice_->best_ns[1] ? Path::sgemm : Path::primitive);
+}
+
+void Matmul::run_sgemm(const float* a, const float* b, float* out) const {
   const Sgemm& g = *sgemm_;
   for (int64_t i = 0; i < g.batch; ++i) {
     dnnl_status_t s = dnnl_sgemm(g.transpose_a ? 'T' : 'N', 'N', g.m, g.n, g.k, 1.0f, a + i * g.batch_stride_a, g.lda,

@@ -27,20 +27,29 @@ class Primitive {
 
 // out = a x b for f32 batches of matrices: a is [..., M, K] and b [..., K, N], each read from its buffer
 // at the given strides (in elements, one per dim; a transposed or sliced operand needs no copy), out is
-// dense [..., M, N]. Every dim must be non-zero. oneDNN's sgemm is the fastest where it applies (each
-// matrix row-major or transposed, the batch one stride apart) but slow with b transposed or a short K;
-// the matmul primitive (brgemm) takes those and every other layout.
+// dense [..., M, N]. Every dim must be non-zero. Two ways run it: oneDNN's sgemm, where each matrix is
+// row-major or transposed and the batch one stride apart, and the matmul primitive (brgemm), which takes
+// every layout. Neither wins everywhere: sgemm is slow with b transposed or a short K, yet faster at
+// 512x768x3072; the primitive ran a [1024,256]x[256,784] weight gradient 1.5x faster inside a training
+// step. Where both apply to a large product, its first runs time both (GemmChoice) and the faster one
+// runs from then on, for every program with a product of that signature.
 class Matmul : public Primitive {
  public:
   Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides);
   void run(const float* a, const float* b, float* out) const;
+  enum class Path { undecided, sgemm, primitive };
+  Path path() const;  // undecided until both were timed
+
+  struct Choice;
 
  private:
   struct Sgemm {
     bool transpose_a;
     int64_t m, n, k, lda, ldb, batch, batch_stride_a, batch_stride_b;
   };
+  void run_sgemm(const float* a, const float* b, float* out) const;
   std::optional<Sgemm> sgemm_;
+  std::shared_ptr<Choice> choice_;  // when both paths apply
 };
 
 // conv2d (NCHW input, OIHW weight, any stride, padding, dilation and groups).
