@@ -44,17 +44,23 @@ Tensor as_operand_tensor(const Operand& o, DType dtype, const Shape& shape) {
 
 // The broadcast shape of the tensor operands (starting from `shape`) and their promoted dtype.
 DType common_type(const Operand& a, const Operand& b, Shape& shape) {
-  std::vector<const Tensor*> tensors;
-  std::vector<Scalar> scalars;
+  const Tensor* tensors[2];
+  size_t num_tensors = 0;
+  bool first = true;
   for (const Operand* o : {&a, &b}) {
-    if (o->tensor) {
-      tensors.push_back(o->tensor);
-      shape = ops::broadcast_shapes(shape, ops::impl_of(*o->tensor).shape());
-    } else {
-      scalars.push_back(*o->scalar);
-    }
+    if (!o->tensor) continue;
+    tensors[num_tensors++] = o->tensor;
+    const Shape& s = ops::impl_of(*o->tensor).shape();
+    if (first && shape.empty()) shape = s;  // broadcasting against no dims at all: the shape itself
+    else if (s != shape) shape = ops::broadcast_shapes(shape, s);
+    first = false;
   }
-  return ops::result_type(tensors, scalars);
+  const std::span<const Tensor* const> tensor_span(tensors, num_tensors);
+  if (a.tensor && b.tensor) return ops::result_type(tensor_span, {});
+  if (a.tensor) return ops::result_type(tensor_span, std::span<const Scalar>(&*b.scalar, 1));
+  if (b.tensor) return ops::result_type(tensor_span, std::span<const Scalar>(&*a.scalar, 1));
+  const Scalar both[] = {*a.scalar, *b.scalar};
+  return ops::result_type({}, both);
 }
 
 Tensor binary(const char* name, OpId op, BinaryKind kind, const Operand& a, const Operand& b) {

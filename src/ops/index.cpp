@@ -105,7 +105,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const Shape& sa = ops::impl_of(a).shape();
   const Shape& sb = ops::impl_of(b).shape();
   if (sa.empty() || sb.empty()) ops::fail("both operands need at least one dim, got " + shape_str(sa) + " and " + shape_str(sb));
-  DType dtype = ops::result_type({&a, &b}, {});
+  const Tensor* operands[] = {&a, &b};
+  DType dtype = ops::result_type(operands, {});
   if (dtype == DType::bool_) ops::fail("bool operands are not supported");
   // 1-D operands become matrices and the added dim is dropped from the result, like torch.matmul.
   Tensor x = sa.size() == 1 ? reshape(a, {1, sa[0]}) : a;
@@ -154,7 +155,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bia
     if (xs[2 + k] + 2 * padding[k] < dilation[k] * (ws[2 + k] - 1) + 1)
       ops::fail("kernel " + shape_str(ws) + " is larger than the padded input " + shape_str(xs));
   }
-  DType dtype = ops::result_type({&x, &w}, {});
+  const Tensor* operands[] = {&x, &w};
+  DType dtype = ops::result_type(operands, {});
   if (!is_floating(dtype)) ops::fail("needs floating tensors, got " + std::string(dtype_name(dtype)));
   ir::Attrs attrs;
   attrs.set_ints(AttrKey::stride, stride).set_ints(AttrKey::lo, padding).set_ints(AttrKey::hi, padding)

@@ -119,7 +119,7 @@ Tensor fresh_handle(const Tensor& t) {
   return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
 }
 
-Tensor make(ir::OpId op, const std::vector<Tensor>& operands, ir::Attrs attrs) {
+Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs) {
   std::vector<ir::NodePtr> nodes;
   nodes.reserve(operands.size());
   bool requires_grad = false;
@@ -188,6 +188,7 @@ std::vector<int64_t> normalize_dims(const std::vector<int64_t>& dims, int64_t ra
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  if (a == b) return a;
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -235,7 +236,7 @@ DType promote_types(DType a, DType b) {
   return int_rank(a) >= int_rank(b) ? a : b;
 }
 
-DType result_type(const std::vector<const Tensor*>& tensors, const std::vector<Scalar>& scalars) {
+DType result_type(std::span<const Tensor* const> tensors, std::span<const Scalar> scalars) {
   Partial dimensioned, zero_dim, wrapped;
   for (const Tensor* t : tensors) {
     const TensorImpl& impl = impl_of(*t);

@@ -1,6 +1,8 @@
 #pragma once
 // What every public op needs: the op scope (error names, tracing time, eager execution), turning
 // tensors and scalars into IR operands of one dtype and shape, and argument checks.
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,11 @@ ir::NodePtr node_of(const Tensor& t);
 Tensor wrap(ir::NodePtr node);
 // The same value under a new handle, so that an in-place op on the result cannot touch the input.
 Tensor fresh_handle(const Tensor& t);
-Tensor make(ir::OpId op, const std::vector<Tensor>& operands, ir::Attrs attrs = {});
+Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs = {});
+// The same for a list written at the call: no vector is built (every eager op calls this).
+inline Tensor make(ir::OpId op, std::initializer_list<Tensor> operands, ir::Attrs attrs = {}) {
+  return make(op, std::span<const Tensor>(operands.begin(), operands.size()), std::move(attrs));
+}
 
 // A scalar as a 0-dim node of the dtype: 0 and 1 are baked in as constants, any other value is uploaded
 // as a parameter so that a new value does not recompile.
@@ -57,7 +63,7 @@ Tensor broadcast_to_shape(const Tensor& t, const Shape& shape);
 // PyTorch's type promotion: dimensioned tensors outrank 0-dim tensors, which outrank host scalars; a
 // lower rank only matters when it is of a higher category (bool < integer < floating).
 DType promote_types(DType a, DType b);
-DType result_type(const std::vector<const Tensor*>& tensors, const std::vector<Scalar>& scalars);
+DType result_type(std::span<const Tensor* const> tensors, std::span<const Scalar> scalars);
 DType default_float();
 bool can_cast(DType from, DType to);  // what an in-place op may write back
 
