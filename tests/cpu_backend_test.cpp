@@ -119,6 +119,31 @@ TEST(CpuBackend, ExpensiveValuesWithSeveralConsumersAreComputedOnce) {
             "region %3 mul: 1 ops fused, 2 inputs\n");
 }
 
+// Results are handed out without copying where they can be; a value returned twice, an argument returned
+// as it is and a value also read by a later step must all still come back whole.
+TEST(CpuBackend, RepeatedAndArgumentOutputsAreAllReturned) {
+  auto graph = xl::ir::parse_graph(
+      "%0 = parameter(index=0) : f32[4]\n"
+      "%1 = exp(%0) : f32[4]\n"
+      "%2 = reduce_sum(%1, dims=[0], keepdim=false) : f32[]\n"
+      "return %1, %2, %0, %1\n");
+  auto x = xl::tensor(std::vector<float>{0, 1, -1, 2});
+  xl::sync();
+  std::vector<xl::BufferPtr> args = {x.impl()->data()};
+  auto outputs = xl::compiler::compile_with(graph, "cpu")->run(args);
+  ASSERT_EQ(outputs.size(), 4u);
+  for (const auto& out : outputs) ASSERT_NE(out, nullptr);
+  EXPECT_EQ(outputs[0], outputs[3]);  // one value, one buffer
+  EXPECT_EQ(outputs[2], args[0]);
+  const float in[] = {0, 1, -1, 2};
+  float total = 0;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(outputs[0]->as<float>()[i], std::exp(in[i]), 1e-6f * std::exp(in[i]));
+    total += std::exp(in[i]);
+  }
+  EXPECT_NEAR(*outputs[1]->as<float>(), total, 1e-5f);
+}
+
 TEST(CpuBackend, ReductionsRecomputeInsteadOfReadingBack) {
   // Softmax's exp feeds the sum and the division: recomputing it in the sum saves writing and reading it.
   auto graph = xl::ir::parse_graph(

@@ -41,8 +41,9 @@ bool is_parameter_numbered(const ir::Instr& instr, int32_t index) {
 }
 }  // namespace
 
-void PendingGraph::walk(std::span<const ir::NodePtr> roots) {
-  roots_.assign(roots.begin(), roots.end());
+void PendingGraph::walk(std::vector<ir::NodePtr>&& roots) {
+  roots_.clear();
+  roots_.swap(roots);
   entries_.clear();
   operands_.clear();
   outputs_.clear();
@@ -76,7 +77,7 @@ void PendingGraph::walk(std::span<const ir::NodePtr> roots) {
   };
 
   // Iterative post-order walk: deep chains (long training loops) must not overflow the stack.
-  for (const auto& root : roots) {
+  for (const auto& root : roots_) {
     if (!position.find(root.get())) {
       stack_.push_back({root.get(), 0});
       while (!stack_.empty()) {
@@ -166,7 +167,7 @@ std::vector<std::pair<Shape, DType>> PendingGraph::argument_types() const {
 
 BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
   PendingGraph pending;
-  pending.walk(roots);
+  pending.walk(std::vector<ir::NodePtr>(roots));
   return BuiltGraph{pending.build(), std::move(pending.arguments()), {pending.root_outputs().begin(), pending.root_outputs().end()}};
 }
 

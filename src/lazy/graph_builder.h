@@ -18,8 +18,10 @@ namespace xlite::lazy {
 // is one parameter however many leaves stand for it. Reused across walks, keeping its storage.
 class PendingGraph {
  public:
-  // Replaces what an earlier walk found. Holds the roots, so the nodes it points into stay alive.
-  void walk(std::span<const ir::NodePtr> roots);
+  // Replaces what an earlier walk found. Takes the roots, so the nodes it points into stay alive; the
+  // vector passed in is left empty, with the storage of the previous walk's roots to reuse.
+  void walk(std::vector<ir::NodePtr>&& roots);
+  std::span<const ir::NodePtr> roots() const { return roots_; }
   // Drops the roots and the argument buffers, which would otherwise outlive the sync that walked them.
   // Only a new walk may use this object after it: the entries point into nodes it no longer holds.
   void release();

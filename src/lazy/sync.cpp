@@ -165,7 +165,7 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
     m.tracing_time.add_sample(static_cast<double>(traced));
 
   PendingGraph& walked = s.graph;
-  walked.walk(s.roots);
+  walked.walk(std::move(s.roots));
   const uint64_t hash = walked.hash();
   bool hit = false;
   std::shared_ptr<runtime::Executable> exe = find_or_compile(walked, hash, cause, &hit);
@@ -179,7 +179,7 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
 
   std::span<const int32_t> root_outputs = walked.root_outputs();
   for (size_t i = 0; i < s.pending.size(); ++i) {
-    s.roots[i]->computed = results[root_outputs[i]];
+    walked.roots()[i]->computed = results[root_outputs[i]];
     s.pending[i]->set_data(results[root_outputs[i]]);
   }
   last_info = LastSync{cause, false, hash, static_cast<int64_t>(walked.arguments().size()),

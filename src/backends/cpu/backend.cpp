@@ -186,9 +186,17 @@ class CpuExecutable final : public runtime::Executable {
     }
     freed_after_ = compiler::last_uses(graph_, reads);
     parameter_instr_.assign(graph_.num_parameters, -1);
-    for (size_t i = 0; i < graph_.instrs.size(); ++i)
-      if (graph_.instrs[i].op == ir::OpId::parameter)
-        parameter_instr_[graph_.instrs[i].attrs.get_int(ir::AttrKey::index)] = static_cast<int32_t>(i);
+    argument_of_instr_.assign(graph_.instrs.size(), -1);
+    for (size_t i = 0; i < graph_.instrs.size(); ++i) {
+      if (graph_.instrs[i].op != ir::OpId::parameter) continue;
+      const auto argument = static_cast<int32_t>(graph_.instrs[i].attrs.get_int(ir::AttrKey::index));
+      parameter_instr_[argument] = static_cast<int32_t>(i);
+      argument_of_instr_[i] = argument;
+    }
+    output_is_last_use_.assign(graph_.outputs.size(), true);
+    for (size_t i = 0; i < graph_.outputs.size(); ++i)
+      for (size_t j = i + 1; j < graph_.outputs.size(); ++j)
+        if (graph_.outputs[j] == graph_.outputs[i]) output_is_last_use_[i] = false;
     last_read_.assign(graph_.instrs.size(), -1);
     for (size_t s = 0; s < reads.size(); ++s)
       for (int32_t v : reads[s]) last_read_[v] = static_cast<int64_t>(s);
@@ -237,8 +245,15 @@ class CpuExecutable final : public runtime::Executable {
     for (size_t s = first_donated; s < steps_.size(); ++s)
       if (!donated.count(static_cast<int64_t>(s)) && steps_[s].region.kind != RegionKind::Fallback)
         preallocated[s] = runtime::allocator(Device{}).allocate(static_cast<size_t>(compiler::value_bytes(graph_.instrs[steps_[s].region.root])));
-    llvm::SmallVector<BufferPtr, 8> slots(graph_.instrs.size());
-    for (size_t a = 0; a < parameter_instr_.size(); ++a) slots[parameter_instr_[a]] = args[a];
+    // Each value by instruction: arguments are only viewed (the caller holds them, and a shared_ptr copy
+    // is an atomic operation an eager op would pay per argument); step results are owned here.
+    llvm::SmallVector<Buffer*, 8> values(graph_.instrs.size(), nullptr);
+    llvm::SmallVector<BufferPtr, 8> owned(graph_.instrs.size());
+    for (size_t a = 0; a < parameter_instr_.size(); ++a) values[parameter_instr_[a]] = args[a].get();
+    auto shared = [&](int32_t v) -> BufferPtr {
+      if (owned[v] || argument_of_instr_[v] < 0) return owned[v];
+      return args[argument_of_instr_[v]];
+    };
     llvm::SmallVector<void*, 8> pointers;
     for (size_t s = 0; s < steps_.size(); ++s) {
       const Step& step = steps_[s];
@@ -252,34 +267,41 @@ class CpuExecutable final : public runtime::Executable {
         case RegionKind::Loop:
         case RegionKind::Reduce:
           pointers.clear();
-          for (int32_t v : step.region.inputs) pointers.push_back(slots[v]->data());
+          for (int32_t v : step.region.inputs) pointers.push_back(values[v]->data());
           pointers.push_back(out->data());
           run_kernel(step, pointers.data());
           break;
         case RegionKind::Matmul:
           if (step.matmul)
-            step.matmul->run(slots[step.view_a.base]->as<float>() + step.view_a.offset,
-                             slots[step.view_b.base]->as<float>() + step.view_b.offset, out->as<float>());
+            step.matmul->run(values[step.view_a.base]->as<float>() + step.view_a.offset,
+                             values[step.view_b.base]->as<float>() + step.view_b.offset, out->as<float>());
           else if (step.work > 0) std::memset(out->data(), 0, static_cast<size_t>(compiler::value_bytes(root)));
           break;
         case RegionKind::Conv:
-          if (step.conv) step.conv->run(slots[root.operands[0]]->as<float>(), slots[root.operands[1]]->as<float>(), out->as<float>());
+          if (step.conv) step.conv->run(values[root.operands[0]]->as<float>(), values[root.operands[1]]->as<float>(), out->as<float>());
           else if (step.work > 0) std::memset(out->data(), 0, static_cast<size_t>(compiler::value_bytes(root)));
           break;
         case RegionKind::Fallback: {
           std::vector<BufferPtr> inputs;
-          for (int32_t v : step.region.inputs) inputs.push_back(slots[v]);
+          for (int32_t v : step.region.inputs) inputs.push_back(shared(v));
           out = step.oracle->run(inputs)[0];
           break;
         }
       }
       if (step.profile) step.profile->add(now_ns() - started);
-      slots[step.region.root] = std::move(out);
-      for (int32_t v : freed_after_[s]) slots[v].reset();
+      values[step.region.root] = out.get();
+      owned[step.region.root] = std::move(out);
+      for (int32_t v : freed_after_[s]) {
+        owned[v].reset();
+        values[v] = nullptr;
+      }
     }
     std::vector<BufferPtr> outputs;
     outputs.reserve(graph_.outputs.size());
-    for (int32_t o : graph_.outputs) outputs.push_back(slots[o]);
+    for (size_t i = 0; i < graph_.outputs.size(); ++i) {
+      const int32_t o = graph_.outputs[i];
+      outputs.push_back(output_is_last_use_[i] && owned[o] ? std::move(owned[o]) : shared(o));
+    }
     return outputs;
   }
 
@@ -290,6 +312,8 @@ class CpuExecutable final : public runtime::Executable {
   std::vector<Step> steps_;
   std::vector<std::vector<int32_t>> freed_after_;
   std::vector<int32_t> parameter_instr_;           // per argument: the instruction that reads it
+  std::vector<int32_t> argument_of_instr_;         // per instruction: its argument, or -1
+  std::vector<bool> output_is_last_use_;           // per output: no later output is the same value
   std::vector<int64_t> last_read_;                 // per instruction: the last step that reads it
   std::unordered_map<int32_t, int64_t> step_of_;  // root instruction -> step
   int64_t last_raising_step_ = -1;
