@@ -1,5 +1,6 @@
 #include "lazy/sync.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -179,8 +180,15 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
 
   std::span<const int32_t> root_outputs = walked.root_outputs();
   for (size_t i = 0; i < s.pending.size(); ++i) {
-    walked.roots()[i]->computed = results[root_outputs[i]];
-    s.pending[i]->set_data(results[root_outputs[i]]);
+    const ir::NodePtr& root = walked.roots()[i];
+    const int32_t k = root_outputs[i];
+    // Later graphs read the value through the node only if something besides this walk and this tensor
+    // holds it (autograd, another handle): an eager op's node dies right here, and every shared_ptr copy
+    // is an atomic operation.
+    if (root.use_count() > 2) root->computed = results[k];
+    const bool last_reader = std::find(root_outputs.begin() + static_cast<std::ptrdiff_t>(i) + 1, root_outputs.end(), k) ==
+                             root_outputs.end();
+    s.pending[i]->set_data(last_reader && !record ? std::move(results[k]) : results[k]);
   }
   last_info = LastSync{cause, false, hash, static_cast<int64_t>(walked.arguments().size()),
                        static_cast<int64_t>(results.size()), hit};
