@@ -119,6 +119,30 @@ TEST(CpuBackend, ExpensiveValuesWithSeveralConsumersAreComputedOnce) {
             "region %3 mul: 1 ops fused, 2 inputs\n");
 }
 
+// A cheap value is duplicated into each region that reads it, unless it is computed from a long chain of
+// ops: then writing it once and reading it back costs less than the chain computed twice.
+TEST(CpuBackend, ValuesFromLongChainsAreComputedOnce) {
+  auto chain = [](int length) {
+    std::string text = "%0 = parameter(index=0) : f32[8]\n";
+    for (int k = 1; k <= length; ++k)
+      text += "%" + std::to_string(k) + " = " + (k % 2 ? "neg" : "abs") + "(%" + std::to_string(k - 1) + ") : f32[8]\n";
+    const std::string v = "%" + std::to_string(length);
+    text += "%" + std::to_string(length + 1) + " = reduce_sum(" + v + ", dims=[0], keepdim=false) : f32[]\n";
+    text += "%" + std::to_string(length + 2) + " = mul(" + v + ", %0) : f32[8]\n";
+    text += "return %" + std::to_string(length + 1) + ", %" + std::to_string(length + 2) + "\n";
+    return xl::compiler::describe(xl::compiler::plan_fusion(xl::ir::parse_graph(text)));
+  };
+  EXPECT_EQ(chain(3),
+            "region %4 reduce_sum: 4 ops fused, 1 inputs\n"
+            "region %5 mul: 4 ops fused, 1 inputs\n");
+  EXPECT_EQ(chain(9),
+            "materialize %9 neg: needed by 2 regions and computed from more than 8 ops; computed once instead of "
+            "duplicated\n"
+            "region %9 neg: 9 ops fused, 1 inputs\n"
+            "region %10 reduce_sum: 1 ops fused, 1 inputs\n"
+            "region %11 mul: 1 ops fused, 2 inputs\n");
+}
+
 // Results are handed out without copying where they can be; a value returned twice, an argument returned
 // as it is and a value also read by a later step must all still come back whole.
 TEST(CpuBackend, RepeatedAndArgumentOutputsAreAllReturned) {

@@ -26,6 +26,10 @@ bool expensive(OpId op) {
 
 // A value is recomputed in at most this many regions before it is materialized instead.
 constexpr size_t kMaxDuplication = 4;
+// ... and only while the ops it is computed from (up to materialized values) are at most this many: a
+// long chain of cheap ops (the transposes, pads and sums that assemble a qkv gradient from three head
+// gradients) costs more to compute twice than to write once and read back.
+constexpr size_t kMaxDuplicatedChain = 8;
 // Chains of fused ops deeper than this are cut: compile time grows with the depth and code generation
 // recurses along it.
 constexpr int kMaxFusedDepth = 200;
@@ -183,6 +187,26 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     }
     const OpId op = graph.instrs[i].op;
     const bool leaf = op == OpId::constant || op == OpId::iota;
+    // The ops that would be computed again in each extra region, counted up to one past the limit. A
+    // reduction counts as one op: what it reads is computed once per row, not once per element.
+    auto chain_length = [&] {
+      std::vector<int32_t> stack = {i}, seen = {i};
+      size_t count = 0;
+      while (!stack.empty() && count <= kMaxDuplicatedChain) {
+        const int32_t v = stack.back();
+        stack.pop_back();
+        ++count;
+        if (kind_of(graph.instrs[v]) == RegionKind::Reduce) continue;
+        for (int32_t o : graph.instrs[v].operands) {
+          const OpId operand_op = graph.instrs[o].op;
+          if (materialized[o] || operand_op == OpId::constant || operand_op == OpId::iota) continue;
+          if (std::find(seen.begin(), seen.end(), o) != seen.end()) continue;
+          seen.push_back(o);
+          stack.push_back(o);
+        }
+      }
+      return count;
+    };
     // Recomputing inside reductions costs arithmetic; writing the value and reading it back costs memory
     // traffic, which is what bounds these loops. So an expensive value may be recomputed by reductions
     // as long as at most one other region needs it.
@@ -200,6 +224,10 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     } else if (regions.size() > kMaxDuplication && !leaf) {
       materialize(i, "needed by " + std::to_string(regions.size()) + " regions, more than " +
                          std::to_string(kMaxDuplication) + " copies");
+      regions_of[i] = {i};
+    } else if (regions.size() > 1 && !leaf && chain_length() > kMaxDuplicatedChain) {
+      materialize(i, "needed by " + std::to_string(regions.size()) + " regions and computed from more than " +
+                         std::to_string(kMaxDuplicatedChain) + " ops; computed once instead of duplicated");
       regions_of[i] = {i};
     } else {
       regions_of[i] = std::move(regions);
