@@ -3,6 +3,7 @@
 // handles that hot paths record through.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <xlite/xlite.h>
 
 #include "core/live_tensors.h"
@@ -150,4 +151,27 @@ TEST(Metrics, HandlesRecordUnderTheirNamesAcrossClears) {
   metric.add_sample(1.0);
   EXPECT_EQ(xl::metrics::counter_value("HandleCounter"), 1);
   EXPECT_EQ(xl::metrics::metric_data("HandleMetric").total, 1.0);
+}
+
+// In eager mode the node that made a result becomes the result's data leaf, without its history, so the
+// next op needs no new leaf and a long loop holds no chain of old nodes; a node autograd still needs, or
+// another tensor shares, is left whole.
+TEST(PendingGraph, AnEagerResultKeepsTheNodeThatMadeItAsItsLeaf) {
+  xl::EagerModeGuard eager(true);
+  auto x = xl::tensor(std::vector<float>{1, 2, 3});
+  auto y = xl::exp(x) * 2.0f;
+  ASSERT_FALSE(y.is_pending());
+  xl::ir::NodePtr leaf = y.impl()->node();
+  EXPECT_EQ(leaf->op, xl::ir::OpId::mul);
+  EXPECT_TRUE(leaf->operands.empty());
+  EXPECT_EQ(leaf->computed, y.impl()->data());
+  auto z = y + y;  // the leaf is read like a parameter
+  EXPECT_FLOAT_EQ(z.to_vector<float>()[2], 4.0f * std::exp(3.0f));
+
+  auto w = xl::tensor(std::vector<float>{0.5f, 1.5f});
+  w.requires_grad_();
+  auto v = xl::sin(w);
+  EXPECT_FALSE(v.impl()->autograd_node()->operands.empty());  // backward still walks through it
+  xl::sum(v).backward();
+  EXPECT_FLOAT_EQ(w.grad().to_vector<float>()[1], std::cos(1.5f));
 }

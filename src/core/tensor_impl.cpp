@@ -110,6 +110,22 @@ void TensorImpl::set_data(BufferPtr data) {
   donor_ = nullptr;
 }
 
+void TensorImpl::set_computed(BufferPtr data, long sync_holders) {
+  if (!pending_ || requires_grad_ || grad_node_ || pending_->requires_grad || pending_.use_count() != 1 + sync_holders) {
+    set_data(std::move(data));
+    return;
+  }
+  live_tensors::remove(this);
+  ir::NodePtr leaf = std::move(pending_);
+  data_ = std::move(data);
+  donor_ = nullptr;
+  // Nothing else can see this node (the count above), so changing it cannot change another graph.
+  auto& node = const_cast<ir::Node&>(*leaf);
+  node.operands.clear();
+  node.computed = data_;
+  data_leaf_ = std::move(leaf);
+}
+
 bool TensorImpl::data_is_private(long other_holders) const {
   if (!data_) return false;
   long holders = 1 + other_holders;

@@ -188,7 +188,11 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
     if (root.use_count() > 2) root->computed = results[k];
     const bool last_reader = std::find(root_outputs.begin() + static_cast<std::ptrdiff_t>(i) + 1, root_outputs.end(), k) ==
                              root_outputs.end();
-    s.pending[i]->set_data(last_reader && !record ? std::move(results[k]) : results[k]);
+    BufferPtr value = last_reader && !record ? std::move(results[k]) : results[k];
+    // A recorded step reads the walk's entries after this loop; turning a node into a leaf may free
+    // nodes they point to.
+    if (record) s.pending[i]->set_data(std::move(value));
+    else s.pending[i]->set_computed(std::move(value), /*sync_holders=*/1);
   }
   last_info = LastSync{cause, false, hash, static_cast<int64_t>(walked.arguments().size()),
                        static_cast<int64_t>(results.size()), hit};
