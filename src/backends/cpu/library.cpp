@@ -109,10 +109,13 @@ std::optional<SgemmOperand> sgemm_operand(const Shape& shape, const std::vector<
 
 // The timed choice between sgemm and the primitive for one product signature (shapes and strides),
 // shared by every Matmul of that signature in the process and kept for its life, so a recompiled step
-// does not time again. Each path runs kTrials times on the program's own data (inside the step, where
-// caches are as cold as they will be), and the one with the faster best run is kept.
+// does not time again. The paths alternate on the program's own data (inside the step, where caches are
+// as cold as they will be): each one's first run is not counted (it pays one-time costs such as oneDNN
+// setting up its kernels), then each runs kTrials times, and the one with the faster best run is kept.
+// The best of several runs, not one run, because the machines are noisy.
 struct Matmul::Choice {
-  static constexpr int kTrials = 2;
+  static constexpr int kUncounted = 1;
+  static constexpr int kTrials = 3;
   std::mutex mutex;
   int runs[2] = {0, 0};  // sgemm, primitive
   double best_ns[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
@@ -197,9 +200,9 @@ void Matmul::run(const float* a, const float* b, float* out) const {
   const auto took = static_cast<double>(now_ns() - started);
   std::lock_guard lock(choice_->mutex);
   const int i = use_sgemm ? 0 : 1;
-  ++choice_->runs[i];
-  choice_->best_ns[i] = std::min(choice_->best_ns[i], took);
-  if (choice_->runs[0] >= Choice::kTrials && choice_->runs[1] >= Choice::kTrials && choice_->path.load() == Path::undecided)
+  if (++choice_->runs[i] > Choice::kUncounted) choice_->best_ns[i] = std::min(choice_->best_ns[i], took);
+  constexpr int kRuns = Choice::kUncounted + Choice::kTrials;
+  if (choice_->runs[0] >= kRuns && choice_->runs[1] >= kRuns && choice_->path.load() == Path::undecided)
     choice_->path.store(choice_->best_ns[0] <= choice_->best_ns[1] ? Path::sgemm : Path::primitive);
 }
 

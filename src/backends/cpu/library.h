@@ -31,7 +31,7 @@ class Primitive {
 // row-major or transposed and the batch one stride apart, and the matmul primitive (brgemm), which takes
 // every layout. Neither wins everywhere: sgemm is slow with b transposed or a short K, yet faster at
 // 512x768x3072; the primitive ran a [1024,256]x[256,784] weight gradient 1.5x faster inside a training
-// step. Where both apply to a large product, its first runs time both (GemmChoice) and the faster one
+// step. Where both apply to a large product, its first runs time both (Choice) and the faster one
 // runs from then on, for every program with a product of that signature.
 class Matmul : public Primitive {
  public:
