@@ -111,8 +111,15 @@ void TensorImpl::set_data(BufferPtr data) {
 }
 
 void TensorImpl::set_computed(BufferPtr data, long sync_holders) {
-  if (!pending_ || requires_grad_ || grad_node_ || pending_->requires_grad || pending_.use_count() != 1 + sync_holders) {
+  if (pending_ && pending_.use_count() > 1 + sync_holders) {
+    // Something else holds the node (autograd, another handle, a pending consumer): later graphs read
+    // the value through it instead of recomputing it.
+    pending_->computed = data;
     set_data(std::move(data));
+    return;
+  }
+  if (!pending_ || requires_grad_ || pending_->requires_grad) {
+    set_data(std::move(data));  // the node dies with this binding
     return;
   }
   live_tensors::remove(this);

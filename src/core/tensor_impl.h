@@ -64,9 +64,10 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   const Buffer* donor() const { return donor_; }
   void set_data(BufferPtr data);
   // A pending tensor's value, computed by a sync that holds `sync_holders` references to its node. When
-  // nothing else holds that node and no gradient flows through it, the node becomes this tensor's data
-  // leaf: its operands (the history) are dropped and it keeps the buffer as its computed value, so the
-  // next op that reads this tensor needs no new leaf (an eager loop made one per op).
+  // something else holds that node, the node keeps the value for the graphs that read it. When nothing
+  // does and no gradient flows through it, the node becomes this tensor's data leaf: its operands (the
+  // history) are dropped and it keeps the buffer as its computed value, so the next op that reads this
+  // tensor needs no new leaf (an eager loop made one per op).
   void set_computed(BufferPtr data, long sync_holders);
   // True when nothing but this tensor and `other_holders` known references can read its data, so a
   // program may write a new value into the buffer.

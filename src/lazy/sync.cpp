@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
 #include "compiler/cache.h"
+#include "core/clock.h"
 #include "core/live_tensors.h"
 #include "core/step_recording.h"
 #include "lazy/graph_builder.h"
@@ -101,9 +101,7 @@ void report_compile(SyncCause cause, uint64_t hash, const ir::Graph& graph, cons
                static_cast<long long>(stats.kernels), stats.fusion.c_str());
 }
 
-double elapsed_ns(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - since).count();
-}
+double elapsed_ns(int64_t since) { return static_cast<double>(now_ns() - since); }
 
 // The compiled program for the walked graph: from the cache, or compiled and cached.
 std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint64_t hash, SyncCause cause, bool* hit) {
@@ -116,7 +114,7 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
     return exe;
   }
   ir::Graph graph = walked.build();
-  auto start = std::chrono::steady_clock::now();
+  const int64_t start = now_ns();
   exe = compiler::compile(graph);
   (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(elapsed_ns(start));
   m.uncached.increment();
@@ -172,34 +170,27 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
   std::shared_ptr<runtime::Executable> exe = find_or_compile(walked, hash, cause, &hit);
 
   std::vector<runtime::Donation> donations = find_donations(s.pending, walked);
-  auto start = std::chrono::steady_clock::now();
+  const int64_t start = now_ns();
   std::vector<BufferPtr> results = exe->run(walked.arguments(), donations);
   (is_eager ? m.eager_execute_time : m.execute_time).add_sample(elapsed_ns(start));
   m.execute.increment();
   if (is_eager) m.eager_execute.increment();
 
   std::span<const int32_t> root_outputs = walked.root_outputs();
+  // Read before the results are bound: binding may turn a node into a leaf and free nodes the walk's
+  // entries point to.
+  if (record) record->argument_types = walked.argument_types();
   for (size_t i = 0; i < s.pending.size(); ++i) {
-    const ir::NodePtr& root = walked.roots()[i];
     const int32_t k = root_outputs[i];
-    // Later graphs read the value through the node only if something besides this walk and this tensor
-    // holds it (autograd, another handle): an eager op's node dies right here, and every shared_ptr copy
-    // is an atomic operation.
-    if (root.use_count() > 2) root->computed = results[k];
     const bool last_reader = std::find(root_outputs.begin() + static_cast<std::ptrdiff_t>(i) + 1, root_outputs.end(), k) ==
                              root_outputs.end();
-    BufferPtr value = last_reader && !record ? std::move(results[k]) : results[k];
-    // A recorded step reads the walk's entries after this loop; turning a node into a leaf may free
-    // nodes they point to.
-    if (record) s.pending[i]->set_data(std::move(value));
-    else s.pending[i]->set_computed(std::move(value), /*sync_holders=*/1);
+    s.pending[i]->set_computed(last_reader ? std::move(results[k]) : results[k], /*sync_holders=*/1);
   }
   last_info = LastSync{cause, false, hash, static_cast<int64_t>(walked.arguments().size()),
                        static_cast<int64_t>(results.size()), hit};
   if (record) {
     record->executable = std::move(exe);
     record->hash = hash;
-    record->argument_types = walked.argument_types();
     record->arguments = std::move(walked.arguments());
     record->computed = s.pending;
     record->outputs.assign(root_outputs.begin(), root_outputs.end());
@@ -209,7 +200,7 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
 std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash, std::span<const BufferPtr> arguments,
                                  std::span<const runtime::Donation> donations) {
   std::lock_guard lock(sync_mutex);
-  auto start = std::chrono::steady_clock::now();
+  const int64_t start = now_ns();
   std::vector<BufferPtr> results = executable.run(arguments, donations);
   sync_metrics().execute_time.add_sample(elapsed_ns(start));
   sync_metrics().execute.increment();
