@@ -46,14 +46,12 @@ Tensor as_operand_tensor(const Operand& o, DType dtype, const Shape& shape) {
 DType common_type(const Operand& a, const Operand& b, Shape& shape) {
   const Tensor* tensors[2];
   size_t num_tensors = 0;
-  bool first = true;
   for (const Operand* o : {&a, &b}) {
     if (!o->tensor) continue;
     tensors[num_tensors++] = o->tensor;
     const Shape& s = ops::impl_of(*o->tensor).shape();
-    if (first && shape.empty()) shape = s;  // broadcasting against no dims at all: the shape itself
+    if (shape.empty()) shape = s;  // broadcasting against no dims at all gives the shape itself
     else if (s != shape) shape = ops::broadcast_shapes(shape, s);
-    first = false;
   }
   const std::span<const Tensor* const> tensor_span(tensors, num_tensors);
   if (a.tensor && b.tensor) return ops::result_type(tensor_span, {});

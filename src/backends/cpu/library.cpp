@@ -188,7 +188,7 @@ Matmul::Path Matmul::path() const {
 void Matmul::run(const float* a, const float* b, float* out) const {
   const Path decided = path();
   if (decided == Path::sgemm) return run_sgemm(a, b, out);
-  if (decided == Path::primitive || !sgemm_) return Primitive::run(a, b, out);
+  if (decided == Path::primitive) return Primitive::run(a, b, out);
   bool use_sgemm;
   {
     std::lock_guard lock(choice_->mutex);
