@@ -77,3 +77,52 @@ TEST(Donation, AnErrorWhileRunningLeavesTheDonorIntact) {
   picked = xl::Tensor();
   EXPECT_EQ(w.to_vector<float>()[7], 2.0f);
 }
+
+TEST(Donation, AStepThatCanRaiseTracedLastDoesNotBlockIt) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "donation is a cpu-backend optimisation";
+  auto w = xl::ones({1024});
+  auto table = xl::tensor(std::vector<float>{1, 2, 3});
+  auto index = xl::tensor(std::vector<int64_t>{2});
+  xl::sync();
+  const void* before = storage(w);
+  w.add_(1.0);
+  auto picked = xl::index_select(table, 0, index);  // can raise; runs before the donated write
+  xl::sync();
+  EXPECT_EQ(storage(w), before);
+  EXPECT_EQ(w.to_vector<float>()[7], 2.0f);
+  EXPECT_EQ(picked.to_vector<float>(), (std::vector<float>{3}));
+}
+
+// The loss of a training step gathers its labels (an index that can be out of range) after the backward
+// pass and the optimizer were traced; every parameter must still be updated in its own buffer.
+TEST(Donation, ATrainingStepUpdatesEveryParameterInPlace) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "donation is a cpu-backend optimisation";
+  xl::manual_seed(3);
+  xl::nn::Sequential net;
+  net.push_back(std::make_shared<xl::nn::Linear>(16, 32));
+  net.push_back(std::make_shared<xl::nn::ReLU>());
+  net.push_back(std::make_shared<xl::nn::Linear>(32, 4));
+  xl::optim::SGD sgd(net.parameters(), 0.1);
+  auto x = xl::randn({8, 16});
+  auto y = xl::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 0});
+  auto step = xl::compile([&](const xl::Tensor& input, const xl::Tensor& target) {
+    sgd.zero_grad();
+    xl::Tensor loss = xl::nn::cross_entropy(net.forward(input), target);
+    loss.backward();
+    sgd.step();
+    return loss;
+  });
+  std::vector<float> losses;
+  for (int i = 0; i < 2; ++i) losses.push_back(step(x, y).item<float>());  // traces, and grads appear
+  std::vector<const void*> before;
+  for (const xl::Tensor& p : net.parameters()) before.push_back(storage(p));
+  for (int i = 0; i < 3; ++i) {
+    losses.push_back(step(x, y).item<float>());
+    for (size_t k = 0; k < before.size(); ++k) EXPECT_EQ(storage(net.parameters()[k]), before[k]) << "step " << i << ", parameter " << k;
+  }
+  EXPECT_LT(losses.back(), losses.front());  // the in-place updates are the ones the loss sees
+  auto bad = xl::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 9});
+  std::vector<float> kept = net.parameters()[0].to_vector<float>();
+  EXPECT_THROW(step(x, bad), xl::Error);  // the bad label is seen before any update is written
+  EXPECT_EQ(net.parameters()[0].to_vector<float>(), kept);
+}
