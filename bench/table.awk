@@ -55,6 +55,13 @@
     t = "eager_16elem.torch_inference_mode_per_op_us"
     if (have(k) && have(t)) row("(info) eager per op vs libtorch under InferenceMode", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), "-", "-")
     ratio_row("MLP 784-1024-1024-10 training step (batch 256, SGD), compile(step) vs libtorch", "mlp_train.compiled_ms", "mlp_train.torch_ms", 1.3, " (libtorch)")
+    # No f32 implementation takes less than the step's matmul FLOPs at the FMA peak (bench/fma_peak.h), so
+    # libtorch's time over that bound is the highest ratio the MLP goal can reach in this run.
+    b = "mlp_train.peak_bound_ms"
+    if (have(b) && have("mlp_train.torch_ms"))
+      row("(limit) MLP step: libtorch vs its matmul FLOPs at this run's FMA peak, the ceiling of the ratio above", sprintf("%.2f ms (bound)", v[b]), ms("mlp_train.torch_ms") " (libtorch)", sprintf("%.3f", ratio_median("mlp_train.torch_ms", b)), "-", "-")
+    if (have(b) && have("mlp_train.compiled_ms"))
+      row("(limit) MLP step: xlite's time at the FMA-peak bound (share of the peak)", ms("mlp_train.compiled_ms"), sprintf("%.2f ms (%.0f GFLOP/s FMA peak)", v[b], v["mlp_train.fma_peak_GFLOPs"]), sprintf("%.3f", ratio_median(b, "mlp_train.compiled_ms")), "-", "-")
     ratio_row("transformer block fwd+bwd (d 512, 8 heads, seq 256, batch 8), compile(step) vs libtorch", "transformer_train.compiled_ms", "transformer_train.torch_ms", 1.2, " (libtorch)")
     ratio_row("MLP training step, eager mode vs libtorch", "mlp_train.eager_ms", "mlp_train.torch_ms", 0.8, " (libtorch)")
     ratio_row("transformer block fwd+bwd, eager mode vs libtorch", "transformer_train.eager_ms", "transformer_train.torch_ms", 0.8, " (libtorch)")

@@ -23,6 +23,7 @@
 
 #include <xlite/xlite.h>
 
+#include "fma_peak.h"
 #include "timing.h"
 #include "train_common.h"
 
@@ -174,6 +175,10 @@ void bench_mlp() {
   emit("mlp_train.compiled_ms", t_compiled * 1e3, "ms");
   emit("mlp_train.eager_ms", t_eager * 1e3, "ms");
   emit("mlp_train.compiled_GFLOPs", flops / t_compiled * 1e-9, "GFLOP/s");
+  // The physical limit in this run: the step's matmul FLOPs at the measured FMA peak.
+  const double peak = bench_peak::fma_peak_gflops();
+  emit("mlp_train.fma_peak_GFLOPs", peak, "GFLOP/s");
+  emit("mlp_train.peak_bound_ms", flops / (peak * 1e9) * 1e3, "ms");
   note("mlp: " + std::to_string(uncached_compiled) +
        " uncached compiles during the timed runs (eager one-op programs included; 0 = all cache hits)");
   {
