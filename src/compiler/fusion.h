@@ -31,7 +31,7 @@ struct Region {
 };
 
 struct FusionPlan {
-  std::vector<Region> regions;  // in execution order
+  std::vector<Region> regions;  // in a valid execution order (a backend may run them in another one)
   std::vector<std::string> decisions;  // one line per materialized value and per refusal to fuse
 };
 
