@@ -60,6 +60,9 @@
     b = "mlp_train.peak_bound_ms"
     if (have(b) && have("mlp_train.torch_ms"))
       row("(limit) MLP step: libtorch vs its matmul FLOPs at this run's FMA peak, the ceiling of the ratio above", sprintf("%.2f ms (bound)", v[b]), ms("mlp_train.torch_ms") " (libtorch)", sprintf("%.3f", ratio_median("mlp_train.torch_ms", b)), "-", "-")
+    g = "mlp_train.gemms_only_ms"
+    if (have(g) && have("mlp_train.torch_ms"))
+      row("(limit) MLP step: libtorch vs the step's 8 GEMMs alone in xlite (same shapes, one program), the ceiling with this GEMM library", sprintf("%.2f ms (GEMMs)", v[g]), ms("mlp_train.torch_ms") " (libtorch)", sprintf("%.3f", ratio_median("mlp_train.torch_ms", g)), "-", "-")
     if (have(b) && have("mlp_train.compiled_ms"))
       row("(limit) MLP step: xlite's time at the FMA-peak bound (share of the peak)", ms("mlp_train.compiled_ms"), sprintf("%.2f ms (%.0f GFLOP/s FMA peak)", v[b], v["mlp_train.fma_peak_GFLOPs"]), sprintf("%.3f", ratio_median(b, "mlp_train.compiled_ms")), "-", "-")
     ratio_row("transformer block fwd+bwd (d 512, 8 heads, seq 256, batch 8), compile(step) vs libtorch", "transformer_train.compiled_ms", "transformer_train.torch_ms", 1.2, " (libtorch)")

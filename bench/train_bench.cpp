@@ -179,6 +179,24 @@ void bench_mlp() {
   const double peak = bench_peak::fma_peak_gflops();
   emit("mlp_train.fma_peak_GFLOPs", peak, "GFLOP/s");
   emit("mlp_train.peak_bound_ms", flops / (peak * 1e9) * 1e3, "ms");
+  // The step's eight GEMMs alone, as one program with the same shapes and transposes: what the GEMM
+  // library needs, however little the rest of the step costs. Timed interleaved with the step.
+  {
+    const xl::Tensor &w1 = mlp.layers[0]->weight, &w2 = mlp.layers[1]->weight, &w3 = mlp.layers[2]->weight;
+    xl::Tensor a1 = xl::randn({kMlpBatch, kMlpHidden}), a2 = xl::randn({kMlpBatch, kMlpHidden});
+    xl::Tensor g1 = xl::randn({kMlpBatch, kMlpHidden}), g2 = xl::randn({kMlpBatch, kMlpHidden});
+    xl::Tensor g3 = xl::randn({kMlpBatch, kMlpClasses});
+    xl::sync({a1, a2, g1, g2, g3});
+    auto gemms = [&] {
+      xl::NoGradGuard no_grad;
+      xl::sync({xl::matmul(x, w1.t()), xl::matmul(a1, w2.t()), xl::matmul(a2, w3.t()),  // forward
+                xl::matmul(g3, w3), xl::matmul(g2, w2),                                   // input gradients
+                xl::matmul(g3.t(), a2), xl::matmul(g2.t(), a1), xl::matmul(g1.t(), x)});  // weight gradients
+    };
+    auto [t_gemms, t_step] = time_pair(gemms, compiled);
+    (void)t_step;
+    emit("mlp_train.gemms_only_ms", t_gemms * 1e3, "ms");
+  }
   note("mlp: " + std::to_string(uncached_compiled) +
        " uncached compiles during the timed runs (eager one-op programs included; 0 = all cache hits)");
   {
