@@ -110,6 +110,14 @@ TEST(Checkpoint, CorruptFilesRaiseErrors) {
   expect_load_error(with_header(R"({"a":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", data), "unsupported dtype");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[2]}})", data), "bad entry");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data), "negative");
+  // 4 * (2^61 + 1) * 2 bytes wraps around to 8 in 64 bits: it must not pass for the 8 bytes there are.
+  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[2305843009213693953,2],"data_offsets":[0,8]}})", data),
+                    "overflows");
+  expect_load_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data),
+      "overlaps 'a'");
+  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data), "bytes 0-4 belong to no tensor");
+  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data), "bytes 4-8 belong to no tensor");
   expect_load_error(with_header(R"({"a": [1,2)", data), "corrupt header");
   expect_load_error(with_header(R"([1,2])", data), "not a JSON object");
   EXPECT_THROW(xl::load(temp_path("missing")), xl::Error);

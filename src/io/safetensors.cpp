@@ -5,8 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -42,6 +45,15 @@ DType format_dtype(const std::string& name, const std::string& path) {
 
 [[noreturn]] void system_error(const std::string& what, const std::string& path) {
   throw Error("[save] " + what + " " + path + ": " + std::strerror(errno));
+}
+
+// The bytes a tensor of this type needs, or nothing when that does not fit in 64 bits: a corrupt shape
+// must not wrap around to a size that matches its data.
+std::optional<uint64_t> byte_size(const Shape& shape, DType dtype) {
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;
+  return bytes;
 }
 
 void write_all(int fd, const void* data, size_t bytes, const std::string& path) {
@@ -134,7 +146,13 @@ std::map<std::string, Tensor> load(const std::string& path) {
   }
   if (!header.is_object()) throw Error("[load] " + path + ": the header is not a JSON object");
   const uint64_t data_size = file_size - 8 - length;
-  std::map<std::string, Tensor> tensors;
+  struct Entry {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    uint64_t begin, end;
+  };
+  std::vector<Entry> entries;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") continue;
     try {
@@ -146,18 +164,48 @@ std::map<std::string, Tensor> load(const std::string& path) {
       if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size)
         throw Error("[load] " + path + ": '" + name + "' has data offsets outside the " + std::to_string(data_size) + " data bytes");
       uint64_t bytes = offsets[1] - offsets[0];
-      if (bytes != static_cast<uint64_t>(numel(shape) * dtype_size(dtype)))
+      std::optional<uint64_t> needed = byte_size(shape, dtype);
+      if (!needed)
+        throw Error("[load] " + path + ": '" + name + "' has shape " + shape_str(shape) + ", whose size overflows");
+      if (bytes != *needed)
         throw Error("[load] " + path + ": '" + name + "' holds " + std::to_string(bytes) + " bytes but " +
-                    std::string(dtype_name(dtype)) + shape_str(shape) + " needs " + std::to_string(numel(shape) * dtype_size(dtype)));
-      BufferPtr buffer = runtime::allocator(Device{}).allocate(bytes);
-      in.seekg(static_cast<std::streamoff>(8 + length + offsets[0]));
-      in.read(buffer->as<char>(), static_cast<std::streamsize>(bytes));
-      if (!in) throw Error("[load] " + path + ": could not read the data of '" + name + "'");
-      metrics::increment_counter("TransferToDevice");
-      tensors.emplace(name, Tensor(std::make_shared<TensorImpl>(std::move(buffer), shape, dtype, Device{})));
+                    std::string(dtype_name(dtype)) + shape_str(shape) + " needs " + std::to_string(*needed));
+      entries.push_back({name, dtype, std::move(shape), offsets[0], offsets[1]});
     } catch (const nlohmann::json::exception& e) {
       throw Error("[load] " + path + ": bad entry '" + name + "': " + e.what());
     }
+  }
+  // Like the reference reader: the byte ranges tile the data exactly, so no two tensors share bytes and
+  // no bytes belong to none (a sign of a header that does not describe this data).
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const Entry* a, const Entry* b) { return std::tie(a->begin, a->end) < std::tie(b->begin, b->end); });
+  uint64_t covered = 0;
+  for (size_t i = 0; i < by_offset.size(); ++i) {
+    const Entry& e = *by_offset[i];
+    if (e.begin < covered)
+      throw Error("[load] " + path + ": '" + e.name + "' (bytes " + std::to_string(e.begin) + "-" + std::to_string(e.end) +
+                  ") overlaps '" + by_offset[i - 1]->name + "' (bytes " + std::to_string(by_offset[i - 1]->begin) + "-" +
+                  std::to_string(covered) + ")");
+    if (e.begin > covered)
+      throw Error("[load] " + path + ": data bytes " + std::to_string(covered) + "-" + std::to_string(e.begin) +
+                  " belong to no tensor");
+    covered = e.end;
+  }
+  if (covered != data_size)
+    throw Error("[load] " + path + ": data bytes " + std::to_string(covered) + "-" + std::to_string(data_size) +
+                " belong to no tensor");
+
+  std::map<std::string, Tensor> tensors;
+  for (const Entry& e : entries) {
+    uint64_t bytes = e.end - e.begin;
+    BufferPtr buffer = runtime::allocator(Device{}).allocate(bytes);
+    in.seekg(static_cast<std::streamoff>(8 + length + e.begin));
+    in.read(buffer->as<char>(), static_cast<std::streamsize>(bytes));
+    if (!in) throw Error("[load] " + path + ": could not read the data of '" + e.name + "'");
+    metrics::increment_counter("TransferToDevice");
+    tensors.emplace(e.name, Tensor(std::make_shared<TensorImpl>(std::move(buffer), e.shape, e.dtype, Device{})));
   }
   return tensors;
 }
