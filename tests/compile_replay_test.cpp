@@ -220,6 +220,46 @@ TEST(CompileReplay, ADestroyedCapturedTensorRetraces) {
   EXPECT_EQ(step.last_call().trace_reason, "a captured f32[2] tensor no longer exists");
 }
 
+TEST(CompileReplay, AReboundCapturedVariableRetracesWhileTheOldTensorLives) {
+  xl::Tensor w = xl::tensor(std::vector<float>{1, 1});
+  xl::sync();
+  xl::Tensor old = w;  // keeps the traced tensor alive after w is rebound
+  auto step = xl::compile([&]() { return w * 2.0; });
+  step();
+  step();
+  xl::Tensor another_handle = w;  // more handles than when traced: nothing was rebound
+  EXPECT_EQ(step().to_vector<float>(), (std::vector<float>{2, 2}));
+  EXPECT_TRUE(step.last_call().replayed);
+
+  w = xl::tensor(std::vector<float>{1, 2, 3});
+  another_handle = xl::Tensor();
+  xl::sync();
+  EXPECT_EQ(step().to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  EXPECT_FALSE(step.last_call().replayed);
+  EXPECT_EQ(step.last_call().trace_reason,
+            "a captured f32[2] tensor has fewer handles than when traced: a variable fn reads may now hold another tensor");
+  step();
+  EXPECT_EQ(step().to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  EXPECT_TRUE(step.last_call().replayed);
+  EXPECT_EQ(old.to_vector<float>(), (std::vector<float>{1, 1}));
+}
+
+TEST(CompileReplay, ACapturedResultReplaysWhetherOrNotTheCallerKeepsIt) {
+  xl::Tensor w = xl::tensor(std::vector<float>{1, 2});
+  xl::sync();
+  auto step = xl::compile([&]() {
+    w.add_(1.0);
+    return w;
+  });
+  xl::Tensor kept = step();
+  kept = step();
+  step();  // the result is dropped at once
+  EXPECT_TRUE(step.last_call().replayed);
+  kept = step();
+  EXPECT_TRUE(step.last_call().replayed);
+  EXPECT_EQ(kept.to_vector<float>(), (std::vector<float>{5, 6}));
+}
+
 TEST(CompileReplay, ArgumentsThatSharedStorageMustStillShareIt) {
   auto step = xl::compile([](const xl::Tensor& a, const xl::Tensor& b) { return a * 2.0 + b; });
   auto x = xl::tensor(std::vector<float>{1, 2});

@@ -58,6 +58,9 @@ struct StateGuard {
   bool grad_leaf = false;
   const TensorImpl* grad = nullptr;  // captured tensors: the very gradient tensor
   bool had_grad = false;              // arguments: only whether there was one
+  // Captured tensors that are not among fn's results: the handles to it after the trace. Fewer handles at a
+  // later call mean that a variable may have been rebound to another tensor, which fn would now read.
+  long holders = -1;
 };
 
 struct OutputType {

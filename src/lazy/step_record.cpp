@@ -160,6 +160,12 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
       return "fn kept a new " + type_text(impl->dtype(), impl->shape()) +
              " tensor that is not among its results (stored in a variable that outlives the call?); a replay "
              "cannot repeat that assignment";
+
+  // Results are left out: whether the caller keeps them varies from call to call.
+  for (StateGuard& g : p.guards) {
+    std::shared_ptr<TensorImpl> impl = g.who.captured.lock();
+    if (g.who.argument < 0 && impl && !returned.count(impl.get())) g.holders = impl.use_count() - 1;
+  }
   return "";
 }
 

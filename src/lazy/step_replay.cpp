@@ -21,6 +21,10 @@ bool guards_hold(const Program& p, const std::vector<StepInput>& inputs, std::st
       why = g.what + " no longer exists";
       return false;
     }
+    if (impl.use_count() - 1 < g.holders) {
+      why = g.what + " has fewer handles than when traced: a variable fn reads may now hold another tensor";
+      return false;
+    }
     if (impl->is_grad_leaf() != g.grad_leaf) {
       why = "requires_grad of " + g.what + " changed";
       return false;
