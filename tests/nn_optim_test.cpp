@@ -89,6 +89,17 @@ TEST(NnLoss, CrossEntropyKnownValuesIgnoreIndexAndSmoothing) {
   EXPECT_NEAR(nn::cross_entropy(logits, target, -100, 0.3).item<float>(), 0.7 * (l0 + l1) / 2 + 0.3 * (u0 + u1) / 2, 1e-6);
   EXPECT_NEAR(nn::mse_loss(xl::tensor(std::vector<float>{1, 2}), xl::tensor(std::vector<float>{0, 4})).item<float>(), 2.5, 1e-6);
   EXPECT_THROW(nn::cross_entropy(logits, xl::tensor(std::vector<int64_t>{0})), xl::Error);
+  // Class indices only: a float target would be truncated to a class without a word.
+  for (auto bad : {xl::tensor(std::vector<float>{0, 2}), xl::tensor(std::vector<uint8_t>{0, 1}).to(xl::DType::bool_)}) {
+    try {
+      nn::cross_entropy(logits, bad);
+      ADD_FAILURE() << "no error for a " << xl::dtype_name(bad.dtype()) << " target";
+    } catch (const xl::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[cross_entropy] target must hold class indices"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(nn::nll_loss(xl::log_softmax(logits, -1), bad), xl::Error);
+  }
+  EXPECT_NEAR(nn::cross_entropy(logits, xl::tensor(std::vector<int32_t>{0, 2})).item<float>(), (l0 + l1) / 2, 1e-6);
 }
 
 TEST(NnLoss, CrossEntropyGradientIsSoftmaxMinusOneHot) {

@@ -126,10 +126,19 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   return proj->forward(y);
 }
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
-  if (log_probs.dim() != 2 || target.dim() != 1 || target.shape()[0] != log_probs.shape()[0])
-    throw Error("[nll_loss] expects log_probs [N, C] and target [N], got " + shape_str(log_probs.shape()) + " and " +
-                shape_str(target.shape()));
+namespace {
+
+// Class-index targets, as PyTorch takes them: a float target would be truncated to a class silently.
+void check_class_targets(const char* op, const char* scores_name, const Tensor& scores, const Tensor& target) {
+  if (scores.dim() != 2 || target.dim() != 1 || target.shape()[0] != scores.shape()[0])
+    throw Error("[" + std::string(op) + "] expects " + scores_name + " [N, C] and target [N], got " +
+                shape_str(scores.shape()) + " and " + shape_str(target.shape()));
+  if (is_floating(target.dtype()) || target.dtype() == DType::bool_)
+    throw Error("[" + std::string(op) + "] target must hold class indices (an integer dtype), got " +
+                std::string(dtype_name(target.dtype())));
+}
+
+Tensor nll_loss_of_checked(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
   Tensor valid = target != ignore_index;
   Tensor index = unsqueeze(where(valid, target, 0), 1);
   Tensor picked = squeeze(gather(log_probs, 1, index.to(DType::i64)), 1);
@@ -137,11 +146,19 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_in
   return -sum(where(valid, picked, 0.0)) / count;
 }
 
+}  // namespace
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
+  check_class_targets("nll_loss", "log_probs", log_probs, target);
+  return nll_loss_of_checked(log_probs, target, ignore_index);
+}
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index, double label_smoothing) {
   if (label_smoothing < 0 || label_smoothing > 1)
     throw Error("[cross_entropy] label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
+  check_class_targets("cross_entropy", "logits", logits, target);
   Tensor log_probs = log_softmax(logits, -1);
-  Tensor loss = nll_loss(log_probs, target, ignore_index);
+  Tensor loss = nll_loss_of_checked(log_probs, target, ignore_index);
   if (label_smoothing == 0) return loss;
   // The smoothed target puts label_smoothing / C on every class, like PyTorch.
   Tensor valid = target != ignore_index;
