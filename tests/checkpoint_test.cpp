@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
 #include <xlite/xlite.h>
 
 namespace xl = xlite;
@@ -131,4 +134,93 @@ TEST(Checkpoint, ModuleStateSurvivesARoundTrip) {
   auto x = xl::randn({4, 3});
   EXPECT_EQ(a(x).to_vector<float>(), b(x).to_vector<float>());
   fs::remove(path);
+}
+
+namespace {
+using MakeOptimizer = std::function<std::unique_ptr<xl::optim::Optimizer>(std::vector<xl::Tensor>)>;
+
+void train_steps(xl::nn::Linear& model, xl::optim::Optimizer& opt, int steps) {
+  auto x = xl::tensor(std::vector<float>{1, -2, 0.5f, 3, 0, -1, 2, 2, -0.5f, 1, 1, 1}, {4, 3});
+  auto y = xl::tensor(std::vector<float>{1, 0, -1, 2, 0.5f, 0, 1, -1}, {4, 2});
+  for (int i = 0; i < steps; ++i) {
+    opt.zero_grad();
+    xl::nn::mse_loss(model(x), y).backward();
+    opt.step();
+  }
+  xl::sync();
+}
+
+std::vector<float> flat_parameters(xl::nn::Module& model) {
+  std::vector<float> all;
+  for (const xl::Tensor& p : model.parameters())
+    for (float v : p.to_vector<float>()) all.push_back(v);
+  return all;
+}
+}  // namespace
+
+// Saving the module and the optimizer, then loading both into fresh ones, continues the same run: the
+// optimizer's momentum or moments, step count and learning rate come back with it.
+TEST(Checkpoint, TrainingResumesFromModuleAndOptimizerState) {
+  std::vector<std::pair<std::string, MakeOptimizer>> optimizers = {
+      {"sgd", [](std::vector<xl::Tensor> p) { return std::make_unique<xl::optim::SGD>(std::move(p), 0.05, xl::optim::SGDOptions{0.9, 0, 0.01, true}); }},
+      {"adamw", [](std::vector<xl::Tensor> p) { return std::make_unique<xl::optim::AdamW>(std::move(p), 0.02); }},
+  };
+  for (const auto& [name, make] : optimizers) {
+    SCOPED_TRACE(name);
+    xl::nn::Linear original(3, 2);
+    auto original_opt = make(original.parameters());
+    train_steps(original, *original_opt, 3);
+    std::string model_path = temp_path("resume_model"), opt_path = temp_path("resume_opt");
+    xl::save(original.state_dict(), model_path);
+    xl::save(original_opt->state_dict(), opt_path);
+
+    xl::nn::Linear resumed(3, 2), without_state(3, 2);
+    auto resumed_opt = make(resumed.parameters());
+    resumed_opt->set_lr(1.0);  // the checkpoint's learning rate replaces it
+    resumed.load_state_dict(xl::load(model_path));
+    resumed_opt->load_state_dict(xl::load(opt_path));
+    EXPECT_EQ(resumed_opt->lr(), original_opt->lr());
+    without_state.load_state_dict(xl::load(model_path));
+    auto fresh_opt = make(without_state.parameters());
+
+    train_steps(original, *original_opt, 2);
+    train_steps(resumed, *resumed_opt, 2);
+    train_steps(without_state, *fresh_opt, 2);
+    EXPECT_EQ(flat_parameters(resumed), flat_parameters(original));
+    EXPECT_NE(flat_parameters(without_state), flat_parameters(original));  // the state mattered
+    fs::remove(model_path);
+    fs::remove(opt_path);
+  }
+}
+
+TEST(Checkpoint, ABadOptimizerStateRaisesAndChangesNothing) {
+  xl::nn::Linear model(3, 2);
+  xl::optim::Adam adam(model.parameters(), 0.01);
+  train_steps(model, adam, 1);
+  std::map<std::string, xl::Tensor> good = adam.state_dict();
+  EXPECT_EQ(good.size(), 1u + 1u + 2u * model.parameters().size());  // lr, step, m and v per parameter
+  auto expect_error = [&](std::map<std::string, xl::Tensor> state, const std::string& fragment) {
+    std::vector<float> m0 = adam.state_dict().at("m.0").to_vector<float>();
+    try {
+      adam.load_state_dict(state);
+      ADD_FAILURE() << "no error for " << fragment;
+    } catch (const xl::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(adam.state_dict().at("m.0").to_vector<float>(), m0);
+    EXPECT_EQ(adam.lr(), 0.01);
+  };
+  auto changed = [&](const std::string& key, xl::Tensor value) {
+    std::map<std::string, xl::Tensor> state;
+    for (const auto& [name, t] : good) state[name] = name == "lr" ? xl::tensor(0.5) : xl::zeros_like(t);
+    if (value.defined()) state[key] = value;
+    else state.erase(key);
+    return state;
+  };
+  const xl::Shape shape = good.at("m.0").shape();
+  expect_error(changed("m.0", xl::zeros({7})), "'m.0' has shape [7], expected " + xl::shape_str(shape));
+  expect_error(changed("m.7", xl::zeros(shape)), "unexpected 'm.7'");
+  expect_error(changed("step", xl::Tensor()), "missing 'step'");
+  xl::optim::SGD plain(model.parameters(), 0.1);
+  EXPECT_THROW(plain.load_state_dict(good), xl::Error);  // no momentum: there is no 'm.0' to fill
 }

@@ -2,6 +2,8 @@
 // can still read that buffer; otherwise the old value stays intact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
 #include <xlite/xlite.h>
 
 #include "core/tensor_impl.h"
@@ -10,6 +12,53 @@ namespace xl = xlite;
 
 namespace {
 const void* storage(const xl::Tensor& t) { return t.impl()->data()->data(); }
+
+std::vector<xl::Tensor> states_of(const xl::optim::Optimizer& opt) {
+  std::vector<xl::Tensor> states;
+  for (const auto& [name, state] : opt.state_dict()) states.push_back(state);
+  return states;
+}
+
+xl::Tensor classifier_labels() { return xl::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 0}); }
+
+void build_classifier(xl::nn::Sequential& net) {
+  net.push_back(std::make_shared<xl::nn::Linear>(16, 32));
+  net.push_back(std::make_shared<xl::nn::ReLU>());
+  net.push_back(std::make_shared<xl::nn::Linear>(32, 4));
+}
+
+// A compiled training step of `net` (cross entropy, then opt.step()), traced until it replays; every
+// parameter and optimizer state must then keep its buffer over three replays. Returns the step.
+auto expect_replayed_step_keeps_every_buffer(xl::optim::Optimizer& opt, xl::nn::Sequential& net, const xl::Tensor& x,
+                                             const xl::Tensor& y) {
+  auto step = xl::compile([&opt, &net](const xl::Tensor& input, const xl::Tensor& target) {
+    opt.zero_grad();
+    xl::Tensor loss = xl::nn::cross_entropy(net.forward(input), target);
+    loss.backward();
+    opt.step();
+    return loss;
+  });
+  std::vector<float> losses;
+  // Traces: gradients and states appear, then a second trace of the same signature confirms it.
+  for (int i = 0; i < 3; ++i) losses.push_back(step(x, y).item<float>());
+  std::vector<xl::Tensor> tracked = net.parameters();
+  const size_t num_params = tracked.size();
+  for (const xl::Tensor& s : states_of(opt)) tracked.push_back(s);
+  std::vector<const void*> before;
+  for (const xl::Tensor& t : tracked) before.push_back(storage(t));
+  for (int i = 0; i < 3; ++i) {
+    losses.push_back(step(x, y).item<float>());
+    EXPECT_TRUE(step.last_call().replayed) << step.last_call().trace_reason;
+    std::vector<xl::Tensor> now = net.parameters();
+    for (const xl::Tensor& s : states_of(opt)) now.push_back(s);
+    EXPECT_EQ(now.size(), tracked.size());
+    for (size_t k = 0; k < std::min(now.size(), tracked.size()); ++k)
+      EXPECT_EQ(storage(now[k]), before[k]) << "step " << i << (k < num_params ? ", parameter " : ", optimizer state ")
+                                            << (k < num_params ? k : k - num_params);
+  }
+  EXPECT_LT(losses.back(), losses.front());  // the in-place updates are the ones the loss sees
+  return step;
+}
 }  // namespace
 
 TEST(Donation, InPlaceUpdatesReuseTheWeightBuffer) {
@@ -99,30 +148,33 @@ TEST(Donation, ATrainingStepUpdatesEveryParameterInPlace) {
   if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "donation is a cpu-backend optimisation";
   xl::manual_seed(3);
   xl::nn::Sequential net;
-  net.push_back(std::make_shared<xl::nn::Linear>(16, 32));
-  net.push_back(std::make_shared<xl::nn::ReLU>());
-  net.push_back(std::make_shared<xl::nn::Linear>(32, 4));
+  build_classifier(net);
   xl::optim::SGD sgd(net.parameters(), 0.1);
   auto x = xl::randn({8, 16});
-  auto y = xl::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 0});
-  auto step = xl::compile([&](const xl::Tensor& input, const xl::Tensor& target) {
-    sgd.zero_grad();
-    xl::Tensor loss = xl::nn::cross_entropy(net.forward(input), target);
-    loss.backward();
-    sgd.step();
-    return loss;
-  });
-  std::vector<float> losses;
-  for (int i = 0; i < 2; ++i) losses.push_back(step(x, y).item<float>());  // traces, and grads appear
-  std::vector<const void*> before;
-  for (const xl::Tensor& p : net.parameters()) before.push_back(storage(p));
-  for (int i = 0; i < 3; ++i) {
-    losses.push_back(step(x, y).item<float>());
-    for (size_t k = 0; k < before.size(); ++k) EXPECT_EQ(storage(net.parameters()[k]), before[k]) << "step " << i << ", parameter " << k;
-  }
-  EXPECT_LT(losses.back(), losses.front());  // the in-place updates are the ones the loss sees
+  auto step = expect_replayed_step_keeps_every_buffer(sgd, net, x, classifier_labels());
   auto bad = xl::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 9});
   std::vector<float> kept = net.parameters()[0].to_vector<float>();
   EXPECT_THROW(step(x, bad), xl::Error);  // the bad label is seen before any update is written
   EXPECT_EQ(net.parameters()[0].to_vector<float>(), kept);
+}
+
+// Optimizer states are updated in place too: Adam's moments and step count, SGD's momentum buffers.
+TEST(Donation, AReplayedAdamStepUpdatesParametersAndStatesInPlace) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "donation is a cpu-backend optimisation";
+  xl::manual_seed(4);
+  xl::nn::Sequential net;
+  build_classifier(net);
+  xl::optim::Adam adam(net.parameters(), 0.01, {0.9, 0.999, 1e-8, 0.01});
+  expect_replayed_step_keeps_every_buffer(adam, net, xl::randn({8, 16}), classifier_labels());
+  EXPECT_EQ(adam.state_dict().at("step").item<double>(), 6.0);  // three traced and three replayed steps counted
+}
+
+TEST(Donation, AReplayedSgdMomentumStepUpdatesParametersAndVelocitiesInPlace) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "donation is a cpu-backend optimisation";
+  xl::manual_seed(5);
+  xl::nn::Sequential net;
+  build_classifier(net);
+  xl::optim::SGD sgd(net.parameters(), 0.05, {0.9, 0, 1e-4, true});
+  expect_replayed_step_keeps_every_buffer(sgd, net, xl::randn({8, 16}), classifier_labels());
+  EXPECT_EQ(sgd.state_dict().size(), net.parameters().size() + 1);  // a velocity per parameter, and lr
 }

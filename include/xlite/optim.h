@@ -3,6 +3,8 @@
 // the next sync writes them into their own buffers (donation) instead of keeping second copies.
 // The learning rate and Adam's step count live in 0-dim f64 tensors, so a schedule never recompiles and a
 // replayed compile(step) sees every new learning rate (see xlite/compile.h).
+#include <map>
+#include <string>
 #include <vector>
 
 #include "xlite/tensor.h"
@@ -18,7 +20,26 @@ class Optimizer {
   double lr() const { return lr_; }
   void set_lr(double lr);
 
+  // The learning rate and every state tensor, by name ("lr", "step", "m.0", "velocity.3": the number is
+  // the parameter's position), sharing storage with the optimizer: save it next to the module's
+  // state_dict to resume training. A momentum buffer appears after the first step that creates it.
+  std::map<std::string, Tensor> state_dict() const;
+  // Copies a state_dict into this optimizer's states. An unknown name, a missing state that always
+  // exists (Adam's m, v and step) or a wrong shape raises before anything changes.
+  void load_state_dict(const std::map<std::string, Tensor>& state);
+
  protected:
+  // One state tensor: `tensor` may be undefined until a step creates it (then `required` is false);
+  // loading one creates it with this shape and dtype.
+  struct StateSlot {
+    std::string name;
+    Tensor* tensor;
+    Shape shape;
+    DType dtype;
+    bool required;
+  };
+  virtual std::vector<StateSlot> state_slots() { return {}; }
+
   std::vector<Tensor> params_;
   double lr_;
   Tensor lr_tensor_;
@@ -35,6 +56,9 @@ class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, double lr, SGDOptions options = {});
   void step() override;
+
+ protected:
+  std::vector<StateSlot> state_slots() override;
 
  private:
   SGDOptions options_;
@@ -54,6 +78,7 @@ class Adam : public Optimizer {
   void step() override;
 
  protected:
+  std::vector<StateSlot> state_slots() override;
   virtual bool decoupled() const { return false; }
   AdamOptions options_;
   std::vector<Tensor> m_, v_;

@@ -29,6 +29,42 @@ void Optimizer::zero_grad() {
   }
 }
 
+std::map<std::string, Tensor> Optimizer::state_dict() const {
+  std::map<std::string, Tensor> state{{"lr", lr_tensor_}};
+  // state_slots() hands out pointers so that load_state_dict can fill them; reading them changes nothing.
+  for (const StateSlot& slot : const_cast<Optimizer*>(this)->state_slots())
+    if (slot.tensor->defined()) state.emplace(slot.name, *slot.tensor);
+  return state;
+}
+
+void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
+  std::vector<StateSlot> slots = state_slots();
+  slots.push_back({"lr", &lr_tensor_, {}, DType::f64, true});
+  std::map<std::string, const StateSlot*> by_name;
+  for (const StateSlot& slot : slots) by_name.emplace(slot.name, &slot);
+  // Check everything before changing anything, so that a bad state leaves the optimizer as it was.
+  for (const auto& [name, tensor] : state) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) throw Error("[optimizer load_state_dict] unexpected '" + name + "'");
+    if (!tensor.defined()) throw Error("[optimizer load_state_dict] '" + name + "' is undefined");
+    if (tensor.shape() != it->second->shape)
+      throw Error("[optimizer load_state_dict] '" + name + "' has shape " + shape_str(tensor.shape()) + ", expected " +
+                  shape_str(it->second->shape));
+  }
+  for (const StateSlot& slot : slots)
+    if (slot.required && !state.count(slot.name)) throw Error("[optimizer load_state_dict] missing '" + slot.name + "'");
+  NoGradGuard no_grad;
+  for (const auto& [name, tensor] : state) {
+    const StateSlot& slot = *by_name.at(name);
+    if (name == "lr") {
+      set_lr(tensor.to(DType::f64).item<double>());
+      continue;
+    }
+    if (!slot.tensor->defined()) *slot.tensor = zeros(slot.shape, slot.dtype);
+    slot.tensor->copy_(tensor);
+  }
+}
+
 SGD::SGD(std::vector<Tensor> params, double lr, SGDOptions options) : Optimizer(std::move(params), lr), options_(options) {
   if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
     throw Error("[SGD] nesterov needs momentum > 0 and no dampening");
@@ -55,6 +91,15 @@ void SGD::step() {
     }
     p.sub_(d * lr_tensor_);
   }
+}
+
+std::vector<Optimizer::StateSlot> SGD::state_slots() {
+  if (options_.momentum == 0) return {};
+  if (velocity_.empty()) velocity_.resize(params_.size());
+  std::vector<StateSlot> slots;
+  for (size_t i = 0; i < params_.size(); ++i)
+    slots.push_back({"velocity." + std::to_string(i), &velocity_[i], params_[i].shape(), params_[i].dtype(), false});
+  return slots;
 }
 
 Adam::Adam(std::vector<Tensor> params, double lr, AdamOptions options) : Optimizer(std::move(params), lr), options_(options) {
@@ -85,6 +130,15 @@ void Adam::step() {
     Tensor denominator = sqrt(v_[i] / correction2) + options_.eps;
     p.sub_(m_[i] / denominator * step_size);
   }
+}
+
+std::vector<Optimizer::StateSlot> Adam::state_slots() {
+  std::vector<StateSlot> slots{{"step", &steps_, {}, DType::f64, true}};
+  for (size_t i = 0; i < params_.size(); ++i) {
+    slots.push_back({"m." + std::to_string(i), &m_[i], params_[i].shape(), params_[i].dtype(), true});
+    slots.push_back({"v." + std::to_string(i), &v_[i], params_[i].shape(), params_[i].dtype(), true});
+  }
+  return slots;
 }
 
 AdamW::AdamW(std::vector<Tensor> params, double lr, AdamOptions options) : Adam(std::move(params), lr, options) {}
