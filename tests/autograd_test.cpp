@@ -16,13 +16,13 @@ xl::Tensor random_f64(const xl::Shape& shape, double lo, double hi, uint64_t see
 }
 
 // d sum(fn(inputs) * weights) / d inputs, by autograd and by central differences.
-void check_gradients(const Fn& fn, std::vector<xl::Tensor> inputs, double tolerance = 1e-6) {
+// eps is the finite-difference step; ops that round through a narrower dtype need a larger one.
+void check_gradients(const Fn& fn, std::vector<xl::Tensor> inputs, double tolerance = 1e-6, double eps = 1e-6) {
   xl::sync();
   xl::Tensor probe = fn(inputs);
   xl::Tensor weights = random_f64(probe.shape(), 0.5, 1.5, 99);
   auto objective = [&](const std::vector<xl::Tensor>& xs) { return xl::sum(fn(xs) * weights); };
   auto grads = xl::grad(objective, inputs);
-  const double eps = 1e-6;
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::vector<double> base = inputs[k].to_vector<double>();
     std::vector<double> analytic = grads[k].to_vector<double>();
@@ -95,6 +95,95 @@ TEST(Autograd, ShapeOps) {
   check_gradients([](const auto& t) { return xl::expand(xl::slice(t[0], 1, 0, 1), {5, 2, 3, 4}); }, {x});
   check_gradients([](const auto& t) { return xl::tril(t[0]); }, {x});
   check_gradients([](const auto& t) { return xl::split(t[0], 2, 2)[1]; }, {x});
+}
+
+TEST(Autograd, TriangularMasks) {
+  auto x = input({2, 3, 4}, 50);
+  check_gradients([](const auto& t) { return xl::triu(t[0]); }, {x});
+  check_gradients([](const auto& t) { return xl::triu(t[0], 1) * t[0]; }, {x});
+  check_gradients([](const auto& t) { return xl::triu(t[0], -1); }, {x});
+  check_gradients([](const auto& t) { return xl::tril(t[0], 2) * t[0]; }, {x});
+  check_gradients([](const auto& t) { return xl::tril(t[0], -1); }, {x});
+  // The mask itself: d sum(triu(x)) / dx is 1 on and above the diagonal, 0 below.
+  auto g = xl::grad([](const auto& t) { return xl::sum(xl::triu(t[0])); }, {input({3, 3}, 51)})[0].to_vector<double>();
+  EXPECT_EQ(g, (std::vector<double>{1, 1, 1, 0, 1, 1, 0, 0, 1}));
+}
+
+TEST(Autograd, RemainderBothOperands) {
+  // Away from the jumps (a / b never within 0.05 of an integer), for both divisor signs.
+  auto a = xl::tensor(std::vector<double>{-3.7, -1.2, -0.3, 0.4, 1.3, 2.9, 5.3, -5.1}, {2, 4});
+  auto positive = xl::tensor(std::vector<double>{0.7, 1.1, 1.6, 0.9}, {1, 4});
+  auto negative = xl::tensor(std::vector<double>{-0.7, -1.1, -1.6, -0.9}, {1, 4});
+  check_gradients([](const auto& t) { return xl::remainder(t[0], t[1]); }, {a, positive});
+  check_gradients([](const auto& t) { return xl::remainder(t[0], t[1]); }, {a, negative});
+  check_gradients([](const auto& t) { return xl::remainder(t[0] * t[0], 0.75); }, {a});
+  // d (a mod b) / db = -floor(a / b): -3.7 mod 0.7 has floor -6.
+  auto g = xl::grad([](const auto& t) { return xl::sum(xl::remainder(t[0], t[1])); },
+                    {xl::tensor(std::vector<double>{-3.7}), xl::tensor(std::vector<double>{0.7})});
+  EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{1}));
+  EXPECT_EQ(g[1].to_vector<double>(), (std::vector<double>{6}));
+}
+
+TEST(Autograd, ConvertBetweenFloatTypes) {
+  // Through f32 and back: the gradient converts back to f64 and is exact up to f32 rounding, so a larger
+  // finite-difference step (the function is linear in each element) and a looser tolerance.
+  check_gradients([](const auto& t) { return t[0].to(xl::DType::f32).to(xl::DType::f64) * 3.0; }, {input({3, 4}, 52)}, 1e-4, 1e-2);
+  check_gradients([](const auto& t) { return xl::exp(t[0].to(xl::DType::f32)) * t[1]; }, {input({3, 4}, 53), input({4}, 54)}, 1e-3,
+                  1e-3);
+  auto x = xl::tensor(std::vector<double>{0.5, -1.5}).requires_grad_();
+  auto y = x.to(xl::DType::f32);
+  EXPECT_TRUE(y.requires_grad());
+  (y * xl::tensor(std::vector<float>{2, 3})).sum().backward();
+  EXPECT_EQ(x.grad().dtype(), xl::DType::f64);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{2, 3}));
+}
+
+TEST(Autograd, PoolingFullGradients) {
+  auto x = input({2, 2, 5, 6}, 55);
+  for (std::vector<int64_t> kernel : {std::vector<int64_t>{2}, std::vector<int64_t>{3}, std::vector<int64_t>{3, 2}}) {
+    check_gradients([&](const auto& t) { return xl::max_pool2d(t[0], kernel, {2}, {1}); }, {x});
+    check_gradients([&](const auto& t) { return xl::avg_pool2d(t[0], kernel, {2}, {1}); }, {x});
+  }
+  check_gradients([](const auto& t) { return xl::max_pool2d(t[0], {3}, {1}); }, {x});  // overlapping windows
+  check_gradients([](const auto& t) { return xl::avg_pool2d(t[0], {2, 3}, {1, 2}); }, {x});
+  // Each input gets 1/9 from every 3x3 window (padded with zeros that count) it falls in.
+  auto g = xl::grad([](const auto& t) { return xl::sum(xl::avg_pool2d(t[0], {3}, {2}, {1})); }, {input({1, 1, 4, 4}, 56)})[0]
+               .to_vector<double>();
+  std::vector<double> windows = {1, 2, 1, 1, 2, 4, 2, 2, 1, 2, 1, 1, 1, 2, 1, 1};  // windows covering each element
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], windows[i] / 9.0, 1e-12) << i;
+}
+
+TEST(Autograd, CompositeOpsAndOtherOperandForms) {
+  auto x = input({3, 4}, 57), y = input({4}, 58), pos = input({3, 4}, 59, 0.5, 1.5);
+  check_gradients([](const auto& t) { return xl::clamp(t[0], t[1] * 0.5 - 0.5, t[1] * 0.5 + 0.5); }, {x, y});
+  check_gradients([](const auto& t) { return xl::pow(t[0], 2.5) + xl::pow(1.7, t[1]); }, {pos, x});
+  check_gradients([](const auto& t) { return 2.0 / t[0] - (1.0 - t[1]); }, {pos, x});
+  check_gradients([](const auto& t) { return xl::where(t[0] > 0, 1.5, t[0] * t[0]); }, {x});
+  check_gradients([](const auto& t) { return xl::matmul(t[0], t[0]); }, {y});                 // 1-D . 1-D
+  check_gradients([](const auto& t) { return xl::matmul(t[0], t[1]); }, {x, y});              // matrix x vector
+  check_gradients([](const auto& t) { return xl::var(t[0], {1}, 0, true) + xl::mean(t[0]); }, {x});
+  check_gradients([](const auto& t) { return xl::logsumexp(t[0], {0}, true); }, {x});
+  check_gradients([](const auto& t) { return xl::squeeze(xl::unsqueeze(xl::transpose(t[0], 0, 1), 1), 1); }, {x});
+  check_gradients([](const auto& t) { return xl::narrow(t[0], 1, 1, 2) * xl::chunk(t[0], 2, 1)[1]; }, {x});
+  check_gradients([](const auto& t) { return xl::broadcast_to(t[0], {2, 3, 4}) * xl::flatten(xl::unsqueeze(t[0], 0), 0, 1); }, {x});
+  check_gradients([](const auto& t) { return xl::embedding(t[0], xl::tensor(std::vector<int64_t>{2, 0, 0, 2}, {2, 2})); }, {x});
+  check_gradients([](const auto& t) { return xl::conv2d(t[0], t[1], std::nullopt, {1}, {1}); },
+                  {input({1, 2, 4, 4}, 60), input({3, 2, 3, 3}, 61)}, 1e-5);
+}
+
+TEST(Autograd, NormLayersAgainstFiniteDifferences) {
+  auto x = input({2, 3, 5}, 62), weight = input({5}, 63, 0.5, 1.5), bias = input({5}, 64);
+  check_gradients([](const auto& t) {
+    xl::nn::RMSNorm norm(5);
+    norm.weight = t[1];
+    return norm(t[0]);
+  }, {x, weight});
+  check_gradients([](const auto& t) {
+    xl::nn::LayerNorm norm(5);
+    norm.weight = t[1];
+    norm.bias = t[2];
+    return norm(t[0]);
+  }, {x, weight, bias});
 }
 
 TEST(Autograd, IndexingOps) {

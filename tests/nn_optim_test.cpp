@@ -144,6 +144,70 @@ TEST(Optim, AdamFirstStepMovesByTheLearningRate) {
   EXPECT_NEAR(decayed.item<double>(), 1.0 - 0.1 * 0.5, 1e-9);
 }
 
+namespace {
+// Three steps of opt on f(w) = sum(c * w^2) (gradient 2 c w), from w = {1, -2} with c = {1, 3}; after each
+// step w must equal the row of `want` (computed by hand, or by PyTorch's update rules in plain Python).
+template <class Opt>
+void expect_three_steps(Opt& opt, xl::Tensor& w, const std::vector<std::vector<double>>& want, double tolerance = 1e-12) {
+  auto c = xl::tensor(std::vector<double>{1.0, 3.0});
+  for (size_t step = 0; step < want.size(); ++step) {
+    opt.zero_grad();
+    (w * w * c).sum().backward();
+    opt.step();
+    xl::sync();
+    auto got = w.to_vector<double>();
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[step][i], tolerance) << "step " << step << ", element " << i;
+  }
+}
+}  // namespace
+
+TEST(Optim, SgdNesterovFollowsTheRecurrence) {
+  auto w = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
+  optim::SGD sgd({w}, 0.1, {0.9, 0, 0, true});
+  // buf_1 = g_1, buf_t = 0.9 buf_{t-1} + g_t; w -= 0.1 (g_t + 0.9 buf_t).
+  // Element 0: g = 2, buf = 2, w = 1 - 0.1 * 3.8 = 0.62; g = 1.24, buf = 3.04, w = 0.62 - 0.3976 = 0.2224;
+  //            g = 0.4448, buf = 3.1808, w = 0.2224 - 0.330752 = -0.108352.
+  expect_three_steps(sgd, w, {{0.62, 0.28}, {0.2224, 0.9328}, {-0.108352, 0.608128}});
+  EXPECT_THROW(optim::SGD({w}, 0.1, {0, 0, 0, true}), xl::Error);      // nesterov without momentum
+  EXPECT_THROW(optim::SGD({w}, 0.1, {0.9, 0.1, 0, true}), xl::Error);  // nesterov with dampening
+}
+
+TEST(Optim, SgdWeightDecayAddsToTheGradient) {
+  auto w = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
+  optim::SGD sgd({w}, 0.1, {0, 0, 0.1, false});
+  // d = g + 0.1 w; w -= 0.1 d. Element 0: 1 - 0.1 * 2.1 = 0.79; element 1: -2 - 0.1 * (-12.2) = -0.78.
+  expect_three_steps(sgd, w, {{0.79, -0.78}, {0.6241, -0.3042}, {0.493039, -0.118638}});
+}
+
+TEST(Optim, SgdDampeningSkipsTheFirstStep) {
+  auto w = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
+  optim::SGD sgd({w}, 0.1, {0.9, 0.5, 0.1, false});
+  // Like PyTorch: buf_1 = d_1 (no dampening), buf_t = 0.9 buf_{t-1} + 0.5 d_t, d = g + 0.1 w; w -= 0.1 buf.
+  // Element 0: d = 2.1, w = 0.79; d = 1.659, buf = 1.89 + 0.8295 = 2.7195, w = 0.51805; ...
+  expect_three_steps(sgd, w, {{0.79, -0.78}, {0.51805, 0.5559}, {0.21889975, 1.5886605}});
+}
+
+TEST(Optim, AdamBiasCorrectionAddsEpsAfterTheSquareRoot) {
+  auto w = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
+  optim::Adam adam({w}, 0.1, {0.9, 0.999, 0.5, 0});
+  // Step 1: m_hat = g, v_hat = g^2, so the update is lr * g / (|g| + eps): 0.1 * 2 / 2.5 = 0.08 and
+  // 0.1 * -12 / 12.5 = -0.096. Steps 2 and 3 from PyTorch's rule (eps added to sqrt(v_hat)).
+  expect_three_steps(adam, w, {{0.92, -1.904}, {0.8408882995653922, -1.8082450878878131}, {0.7628760716160647, -1.712850505508721}});
+}
+
+TEST(Optim, AdamWeightDecayIsCoupledAndAdamWDecayIsDecoupled) {
+  auto w = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
+  optim::Adam adam({w}, 0.1, {0.9, 0.999, 1e-8, 0.5});
+  // Adam: g += 0.5 w before the moments (L2); the first step is still lr * sign(g + 0.5 w).
+  expect_three_steps(adam, w, {{0.9000000004, -1.900000000076923}, {0.8004122284876838, -1.8001664857658146},
+                               {0.7015862726343534, -1.7006233915164009}}, 1e-10);
+  auto v = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
+  optim::AdamW adamw({v}, 0.1, {0.9, 0.999, 1e-8, 0.5});
+  // AdamW: w *= 1 - lr * 0.5 first, then the plain Adam update: 1 * 0.95 - 0.1 = 0.85, -2 * 0.95 + 0.1 = -1.8.
+  expect_three_steps(adamw, v, {{0.8500000005, -1.8000000000833332}, {0.7082484433597453, -1.6104122278374124},
+                                {0.5749739307415968, -1.431025243169833}}, 1e-10);
+}
+
 TEST(Optim, ScheduleAndClipping) {
   EXPECT_NEAR(optim::warmup_cosine_lr(0, 10, 110, 1.0), 0.1, 1e-12);
   EXPECT_NEAR(optim::warmup_cosine_lr(9, 10, 110, 1.0), 1.0, 1e-12);
@@ -218,4 +282,147 @@ TEST(NnModule, SmallCnnLearns) {
     (step == 0 ? first : last) = loss.item<float>();
   }
   EXPECT_LT(last, first * 0.2f);
+}
+
+namespace {
+// A module with a buffer next to a child's parameters, like a norm layer's running statistics.
+struct Counted : nn::UnaryModule {
+  Counted() {
+    lin = register_module("lin", std::make_shared<nn::Linear>(2, 2));
+    running = register_buffer("running", xl::tensor(std::vector<float>{1, 2, 3}));
+  }
+  xl::Tensor forward(const xl::Tensor& x) override { return lin->forward(x); }
+  std::shared_ptr<nn::Linear> lin;
+  xl::Tensor running;
+};
+}  // namespace
+
+TEST(NnModule, BuffersAreNamedSavedAndLoadedButNotParameters) {
+  auto model = std::make_shared<nn::Sequential>();
+  model->push_back(std::make_shared<nn::ReLU>());
+  auto counted = std::make_shared<Counted>();
+  model->push_back(counted);
+  auto buffers = model->named_buffers();
+  ASSERT_EQ(buffers.size(), 1u);
+  EXPECT_EQ(buffers[0].first, "1.running");
+  EXPECT_EQ(buffers[0].second.to_vector<float>(), (std::vector<float>{1, 2, 3}));
+  EXPECT_FALSE(buffers[0].second.requires_grad());
+  EXPECT_EQ(model->parameters().size(), 2u);  // lin.weight and lin.bias only
+  for (const auto& [name, p] : model->named_parameters()) EXPECT_NE(name, "1.running");
+
+  auto state = model->state_dict();
+  ASSERT_EQ(state.size(), 3u);
+  ASSERT_EQ(state.count("1.running"), 1u);
+  EXPECT_EQ(state.at("1.running").to_vector<float>(), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(state.count("1.lin.weight"), 1u);
+
+  // load_state_dict writes into the module's own buffer tensor.
+  auto restored = state;
+  restored["1.running"] = xl::tensor(std::vector<float>{7, 8, 9});
+  model->load_state_dict(restored);
+  EXPECT_EQ(counted->running.to_vector<float>(), (std::vector<float>{7, 8, 9}));
+  EXPECT_EQ(model->named_buffers()[0].second.to_vector<float>(), (std::vector<float>{7, 8, 9}));
+
+  // A buffer of the wrong shape raises before anything changes, parameters included.
+  std::vector<float> weight_before = counted->lin->weight.to_vector<float>();
+  auto bad = state;
+  bad["1.lin.weight"] = xl::zeros({2, 2});
+  bad["1.running"] = xl::zeros({2});
+  EXPECT_THROW(model->load_state_dict(bad), xl::Error);
+  EXPECT_EQ(counted->lin->weight.to_vector<float>(), weight_before);
+  EXPECT_EQ(counted->running.to_vector<float>(), (std::vector<float>{7, 8, 9}));
+  // Strict: a missing buffer raises; non-strict loads what is there.
+  auto missing = state;
+  missing.erase("1.running");
+  EXPECT_THROW(model->load_state_dict(missing), xl::Error);
+  model->load_state_dict({{"1.running", xl::tensor(std::vector<float>{4, 5, 6})}}, false);
+  EXPECT_EQ(counted->running.to_vector<float>(), (std::vector<float>{4, 5, 6}));
+}
+
+TEST(NnModule, EmbeddingLooksUpRowsAndAccumulatesRepeatedGradients) {
+  nn::Embedding emb(4, 2);
+  EXPECT_EQ(emb.weight.shape(), (xl::Shape{4, 2}));
+  EXPECT_TRUE(emb.weight.requires_grad());
+  emb.weight.copy_(xl::tensor(std::vector<float>{0, 1, 10, 11, 20, 21, 30, 31}, {4, 2}));
+  auto indices = xl::tensor(std::vector<int64_t>{2, 0, 2, 3, 2, 0}, {2, 3});
+  auto y = emb(indices);
+  EXPECT_EQ(y.shape(), (xl::Shape{2, 3, 2}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{20, 21, 0, 1, 20, 21, 30, 31, 20, 21, 0, 1}));
+  // d sum(y * k) / d weight: each row gets the sum of k over the places that picked it.
+  std::vector<float> k(12);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<float>(i + 1);
+  (emb(indices) * xl::tensor(k, {2, 3, 2})).sum().backward();
+  // Row 0: positions 1, 5 -> (3 + 11, 4 + 12); row 1: never; row 2: positions 0, 2, 4 -> (1 + 5 + 9, 2 + 6 + 10);
+  // row 3: position 3 -> (7, 8).
+  EXPECT_EQ(emb.weight.grad().to_vector<float>(), (std::vector<float>{14, 16, 0, 0, 15, 18, 7, 8}));
+  EXPECT_THROW(emb(xl::tensor(std::vector<int64_t>{1, 4})).to_vector<float>(), xl::Error);   // past the table
+  EXPECT_THROW(emb(xl::tensor(std::vector<int64_t>{-1, 0})).to_vector<float>(), xl::Error);  // negative
+  EXPECT_THROW(emb(xl::tensor(std::vector<float>{1})), xl::Error);                           // not an index
+}
+
+TEST(NnLoss, NllLossKnownValuesIgnoreIndexAndGradient) {
+  auto logp = xl::tensor(std::vector<double>{-0.5, -1.0, -2.0, -3.0, -0.25, -1.5, -0.75, -4.0, -0.125}, {3, 3});
+  auto target = xl::tensor(std::vector<int64_t>{0, 2, 1});
+  EXPECT_NEAR(nn::nll_loss(logp, target).item<double>(), (0.5 + 1.5 + 4.0) / 3, 1e-12);
+  // Ignored rows count neither in the sum nor in the mean.
+  EXPECT_NEAR(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, -100, 1})).item<double>(), (0.5 + 4.0) / 2, 1e-12);
+  EXPECT_NEAR(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, 1, 1}), 1).item<double>(), 0.5, 1e-12);
+  EXPECT_EQ(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{-100, -100, -100})).item<double>(), 0.0);  // all ignored
+  // Gradient: -1 / count at each counted target, 0 elsewhere.
+  auto x = logp.detach().requires_grad_();
+  nn::nll_loss(x, xl::tensor(std::vector<int64_t>{2, -100, 0})).backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{0, 0, -0.5, 0, 0, 0, -0.5, 0, 0}));
+  EXPECT_THROW(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, 1})), xl::Error);                // N differs
+  EXPECT_THROW(nn::nll_loss(xl::reshape(logp, {9}), xl::tensor(std::vector<int64_t>{0})), xl::Error);  // not [N, C]
+  EXPECT_THROW(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, 3, 1})).item<double>(), xl::Error);  // class 3 of 3
+}
+
+TEST(NnModule, MlpIsLinearGeluTanhLinear) {
+  nn::MLP mlp(2, 3);
+  auto named = mlp.named_parameters();
+  ASSERT_EQ(named.size(), 4u);
+  EXPECT_EQ(named[0].first, "fc.weight");
+  EXPECT_EQ(named[0].second.shape(), (xl::Shape{3, 2}));
+  EXPECT_EQ(named[2].first, "proj.weight");
+  EXPECT_EQ(named[2].second.shape(), (xl::Shape{2, 3}));
+  std::vector<float> w1 = {0.5f, -1.0f, 1.5f, 0.25f, -0.75f, 2.0f}, b1 = {0.1f, -0.2f, 0.3f};
+  std::vector<float> w2 = {1.0f, -0.5f, 0.25f, -1.25f, 0.75f, 0.5f}, b2 = {0.05f, -0.15f};
+  mlp.fc->weight.copy_(xl::tensor(w1, {3, 2}));
+  mlp.fc->bias.copy_(xl::tensor(b1));
+  mlp.proj->weight.copy_(xl::tensor(w2, {2, 3}));
+  mlp.proj->bias.copy_(xl::tensor(b2));
+  std::vector<float> x = {1.0f, 2.0f, -0.5f, 0.75f};
+  auto y = mlp(xl::tensor(x, {2, 1, 2}));
+  EXPECT_EQ(y.shape(), (xl::Shape{2, 1, 2}));
+  auto got = y.to_vector<float>();
+  auto gelu_tanh = [](double v) { return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); };
+  for (int row = 0; row < 2; ++row) {
+    double h[3];
+    for (int j = 0; j < 3; ++j) h[j] = gelu_tanh(w1[j * 2] * x[row * 2] + w1[j * 2 + 1] * x[row * 2 + 1] + b1[j]);
+    for (int o = 0; o < 2; ++o) {
+      double want = b2[o] + w2[o * 3] * h[0] + w2[o * 3 + 1] * h[1] + w2[o * 3 + 2] * h[2];
+      EXPECT_NEAR(got[row * 2 + o], want, 1e-5) << "row " << row << ", output " << o;
+    }
+  }
+}
+
+TEST(NnModule, PoolingModulesShapesAndValues) {
+  auto x = xl::tensor(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 1, 4, 4});
+  nn::AvgPool2d avg(2);
+  EXPECT_EQ(avg.stride, 2);  // stride 0 means the kernel size
+  EXPECT_EQ(avg(x).shape(), (xl::Shape{1, 1, 2, 2}));
+  EXPECT_EQ(avg(x).to_vector<float>(), (std::vector<float>{3.5f, 5.5f, 11.5f, 13.5f}));
+  // Kernel 3, stride 2, padding 1: zero padding counts in the mean (PyTorch's count_include_pad).
+  nn::AvgPool2d padded(3, 2, 1);
+  auto y = padded(x);
+  EXPECT_EQ(y.shape(), (xl::Shape{1, 1, 2, 2}));
+  std::vector<float> got = y.to_vector<float>();
+  std::vector<double> want = {(1 + 2 + 5 + 6) / 9.0, (2 + 3 + 4 + 6 + 7 + 8) / 9.0, (5 + 6 + 9 + 10 + 13 + 14) / 9.0,
+                              (6 + 7 + 8 + 10 + 11 + 12 + 14 + 15 + 16) / 9.0};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+  nn::AvgPool2d strided(2, 1);
+  EXPECT_EQ(strided(xl::concat({x, x * 2.0}, 1)).shape(), (xl::Shape{1, 2, 3, 3}));
+  EXPECT_EQ(strided(x).to_vector<float>()[4], 8.5f);  // window rows 1-2, cols 1-2: (6 + 7 + 10 + 11) / 4
+  nn::MaxPool2d max(3, 2, 1);
+  EXPECT_EQ(max(x).to_vector<float>(), (std::vector<float>{6, 8, 14, 16}));
 }
