@@ -1,6 +1,7 @@
 // A character-level GPT trained on the license texts every Debian machine has, with AdamW, through
 // compile(step): one fused program per training step. Prints loss, tokens/s and the compile counters,
-// then samples text. Usage: chargpt [steps] (default 300).
+// then samples text. Usage: chargpt [steps] (default 300). Fails (exit 1) if the loss did not fall half a
+// nat below the unigram entropy, which 300 steps do by far.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -154,8 +155,9 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  const bool learned = smoothed < unigram - 0.5;
   std::printf("final loss %.3f nats vs unigram entropy %.3f: %s\n", smoothed, unigram,
-              smoothed < unigram - 0.5 ? "learned well beyond character frequencies" : "not yet below the unigram entropy");
+              learned ? "learned well beyond character frequencies" : "not yet below the unigram entropy");
 
   // Sampling: always a full context window (left-padded with spaces), so one compiled program serves.
   xl::NoGradGuard no_grad;
@@ -177,5 +179,6 @@ int main(int argc, char** argv) {
     window.push_back(next);
   }
   std::printf("sample:\n%s\n", sample.c_str());
-  return 0;
+  if (!learned) std::fprintf(stderr, "chargpt: the loss is not half a nat below the unigram entropy\n");
+  return learned ? 0 : 1;
 }
