@@ -5,7 +5,8 @@
 # torch files are taken as one repeat. Times shown are medians over the repeats; a ratio is the median over
 # the repeats of the ratio within each repeat (same process for memcpy, oneDNN and eager mode; adjacent
 # processes for libtorch). ratio > 1 is better than the reference column; rows that bound the measured
-# value itself say "<=". Lines starting with '#' are notes and are skipped.
+# value itself say "<=". A goal against libtorch must also hold against its fastest repeat. Lines
+# starting with '#' are notes and are skipped.
 # The training benchmarks (bench/train_bench.cpp, bench/torch_train_peer.cpp) also print check values,
 # `<bench>.check.<what>` from xlite and `<bench>.torch_check.<what>` from libtorch, computed from the same
 # initial weights and data; the "Numerics" list below compares them.
@@ -24,6 +25,11 @@
     for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
   }
+  function min_of(k,   i, m) {
+    m = all[k, 1] + 0
+    for (i = 2; i <= n[k]; i++) if (all[k, i] + 0 < m) m = all[k, i] + 0
+    return m
+  }
   function have(k) { return (k in v) }
   function row(goal, measured, reference, ratio, target, met) {
     printf("| %s | %s | %s | %s | %s | %s |\n", goal, measured, reference, ratio, target, met)
@@ -33,7 +39,16 @@
     if (!have(mk) && !have(rk)) return  # neither program ran it (e.g. BENCH_TRAIN=only)
     if (!have(mk) || !have(rk)) { row(goal, ms(mk), ms(rk), "n/a", ">= " target, "not measured"); return }
     r = ratio_median(rk, mk)
-    row(goal, ms(mk), ms(rk) label, sprintf("%.3f", r), ">= " target, r >= target ? "**met**" : "missed")
+    row(goal, ms(mk), ms(rk) label, sprintf("%.3f", r), ">= " target, verdict(r, target, rk, mk, label == " (libtorch)"))
+  }
+  # libtorch runs in its own process, so noise that slows only its repeats raises the ratio. A goal against
+  # it counts as met only if it also holds against libtorch's fastest repeat (over xlite's median).
+  function verdict(r, target, rk, mk, against_libtorch) {
+    if (r < target) return "missed"
+    if (against_libtorch && min_of(rk) / v[mk] < target)
+      return sprintf("missed: %.3f against libtorch's fastest repeat (%.3g %s)", min_of(rk) / v[mk], min_of(rk),
+                     rk ~ /_us$/ ? "us" : "ms")
+    return "**met**"
   }
   END {
     for (k in n) v[k] = median_of(k)
@@ -51,7 +66,7 @@
     k = "eager_16elem.per_op_us"
     if (have(k)) row("eager, cache hit, 16 elements: host time per op", sprintf("%.2f us", v[k]), "-", "-", "<= 3 us", v[k] <= 3 ? "**met**" : "missed")
     t = "eager_16elem.torch_per_op_us"
-    if (have(k) && have(t)) row("eager per op vs libtorch eager (same 10-op sequence)", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), ">= 1", ratio_median(t, k) >= 1 ? "**met**" : "missed")
+    if (have(k) && have(t)) row("eager per op vs libtorch eager (same 10-op sequence)", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), ">= 1", verdict(ratio_median(t, k), 1, t, k, 1))
     t = "eager_16elem.torch_inference_mode_per_op_us"
     if (have(k) && have(t)) row("(info) eager per op vs libtorch under InferenceMode", sprintf("%.2f us", v[k]), sprintf("%.2f us (libtorch)", v[t]), sprintf("%.3f", ratio_median(t, k)), "-", "-")
     ratio_row("MLP 784-1024-1024-10 training step (batch 256, SGD), compile(step) vs libtorch", "mlp_train.compiled_ms", "mlp_train.torch_ms", 1.3, " (libtorch)")
