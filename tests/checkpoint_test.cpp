@@ -1,6 +1,7 @@
 // safetensors checkpoints: round trips, the exact format, atomic writes and every kind of corruption.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -221,6 +222,26 @@ TEST(Checkpoint, ABadOptimizerStateRaisesAndChangesNothing) {
   expect_error(changed("m.0", xl::zeros({7})), "'m.0' has shape [7], expected " + xl::shape_str(shape));
   expect_error(changed("m.7", xl::zeros(shape)), "unexpected 'm.7'");
   expect_error(changed("step", xl::Tensor()), "missing 'step'");
+  expect_error(changed("lr", xl::tensor(std::nan(""))), "learning rate must be a finite number >= 0");
   xl::optim::SGD plain(model.parameters(), 0.1);
   EXPECT_THROW(plain.load_state_dict(good), xl::Error);  // no momentum: there is no 'm.0' to fill
+}
+
+// A state saved before the first step has no momentum buffers: loading it into an optimizer that has
+// stepped drops its buffers, so it continues exactly as a new optimizer would.
+TEST(Checkpoint, AStateFromBeforeTheFirstStepDropsMomentum) {
+  xl::nn::Linear model(3, 2), twin(3, 2);
+  twin.load_state_dict(model.state_dict());
+  xl::optim::SGD sgd(model.parameters(), 0.05, {0.9});
+  std::map<std::string, xl::Tensor> initial = sgd.state_dict();
+  EXPECT_EQ(initial.size(), 1u);  // the learning rate only
+  train_steps(model, sgd, 3);
+  EXPECT_EQ(sgd.state_dict().size(), 1u + model.parameters().size());
+  model.load_state_dict(twin.state_dict());
+  sgd.load_state_dict(initial);
+  EXPECT_EQ(sgd.state_dict().size(), 1u);
+  xl::optim::SGD fresh(twin.parameters(), 0.05, {0.9});
+  train_steps(model, sgd, 2);
+  train_steps(twin, fresh, 2);
+  EXPECT_EQ(flat_parameters(model), flat_parameters(twin));
 }

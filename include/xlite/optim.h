@@ -25,7 +25,9 @@ class Optimizer {
   // state_dict to resume training. A momentum buffer appears after the first step that creates it.
   std::map<std::string, Tensor> state_dict() const;
   // Copies a state_dict into this optimizer's states. An unknown name, a missing state that always
-  // exists (Adam's m, v and step) or a wrong shape raises before anything changes.
+  // exists (lr, Adam's m, v and step), a wrong shape or a learning rate that is not a finite number >= 0
+  // raises before anything changes. A momentum buffer the state leaves out (saved before the first step)
+  // is dropped, so the next step starts it afresh as in a new optimizer.
   void load_state_dict(const std::map<std::string, Tensor>& state);
 
  protected:

@@ -8,15 +8,22 @@
 
 namespace xlite::optim {
 
+namespace {
+void check_lr(double lr) {
+  if (!(lr >= 0) || !std::isfinite(lr))
+    throw Error("[optimizer] learning rate must be a finite number >= 0, got " + std::to_string(lr));
+}
+}  // namespace
+
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
   for (const Tensor& p : params_)
     if (!p.requires_grad()) throw Error("[optimizer] every parameter must require grad");
-  if (lr < 0) throw Error("[optimizer] learning rate must be >= 0, got " + std::to_string(lr));
+  check_lr(lr);
   lr_tensor_ = tensor(lr);
 }
 
 void Optimizer::set_lr(double lr) {
-  if (lr < 0) throw Error("[optimizer] learning rate must be >= 0, got " + std::to_string(lr));
+  check_lr(lr);
   lr_ = lr;
   // An upload, not fill_: fill_ folds 0 and 1 into the graph as constants, which would recompile.
   lr_tensor_.copy_(tensor(lr));
@@ -31,7 +38,7 @@ void Optimizer::zero_grad() {
 
 std::map<std::string, Tensor> Optimizer::state_dict() const {
   std::map<std::string, Tensor> state{{"lr", lr_tensor_}};
-  // state_slots() hands out pointers so that load_state_dict can fill them; reading them changes nothing.
+  // state_slots() hands out pointers so that load_state_dict can fill them; it changes nothing itself.
   for (const StateSlot& slot : const_cast<Optimizer*>(this)->state_slots())
     if (slot.tensor->defined()) state.emplace(slot.name, *slot.tensor);
   return state;
@@ -54,26 +61,27 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
   for (const StateSlot& slot : slots)
     if (slot.required && !state.count(slot.name)) throw Error("[optimizer load_state_dict] missing '" + slot.name + "'");
   NoGradGuard no_grad;
-  for (const auto& [name, tensor] : state) {
-    const StateSlot& slot = *by_name.at(name);
-    if (name == "lr") {
-      set_lr(tensor.to(DType::f64).item<double>());
+  set_lr(state.at("lr").to(DType::f64).item<double>());  // first: the one value that can still be refused
+  for (const StateSlot& slot : slots) {
+    auto it = state.find(slot.name);
+    if (slot.name == "lr") continue;
+    if (it == state.end()) {
+      *slot.tensor = Tensor();  // a state saved before its first step: the next step starts it afresh
       continue;
     }
     if (!slot.tensor->defined()) *slot.tensor = zeros(slot.shape, slot.dtype);
-    slot.tensor->copy_(tensor);
+    slot.tensor->copy_(it->second);
   }
 }
 
 SGD::SGD(std::vector<Tensor> params, double lr, SGDOptions options) : Optimizer(std::move(params), lr), options_(options) {
   if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
     throw Error("[SGD] nesterov needs momentum > 0 and no dampening");
+  if (options_.momentum != 0) velocity_.resize(params_.size());  // each made by the first step that needs it
 }
 
 void SGD::step() {
   NoGradGuard no_grad;
-  if (velocity_.empty() && options_.momentum != 0)
-    velocity_.resize(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor p = params_[i];
     Tensor g = p.grad();
@@ -94,10 +102,8 @@ void SGD::step() {
 }
 
 std::vector<Optimizer::StateSlot> SGD::state_slots() {
-  if (options_.momentum == 0) return {};
-  if (velocity_.empty()) velocity_.resize(params_.size());
-  std::vector<StateSlot> slots;
-  for (size_t i = 0; i < params_.size(); ++i)
+  std::vector<StateSlot> slots;  // none without momentum
+  for (size_t i = 0; i < velocity_.size(); ++i)
     slots.push_back({"velocity." + std::to_string(i), &velocity_[i], params_[i].shape(), params_[i].dtype(), false});
   return slots;
 }
