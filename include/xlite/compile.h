@@ -15,8 +15,9 @@
 //    and their gradient tensor, and tensors that shared storage in the trace must still share it;
 //  - those tensors by identity, not the C++ variables that named them: a replay reads the tensor the
 //    trace read. Rebinding a variable fn reads (w = other) is seen when the old tensor dies or has fewer
-//    handles than after the trace; a rebinding that leaves it as many handles (another variable took
-//    one at the same time) is not. Pass a tensor that fn's caller swaps as an argument;
+//    handles than after the trace. A handle taken after the trace (another variable, a state_dict() kept
+//    around) hides the rebinding, and a handle dropped after the trace (a copy in a helper's closure)
+//    costs one needless retrace. Pass a tensor that fn's caller swaps as an argument;
 //  - random draws continue the generator's sequence exactly as tracing would have;
 //  - host values that fn turned into graph inputs (a float multiplied into a tensor, a tensor made from
 //    a host vector) are fed as they were traced. A value that differs between two traces keeps the
