@@ -122,6 +122,9 @@ TEST(Checkpoint, CorruptFilesRaiseErrors) {
       "overlaps 'a'");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data), "bytes 0-4 belong to no tensor");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data), "bytes 4-8 belong to no tensor");
+  expect_load_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data),
+      "names 'a' twice");
   expect_load_error(with_header(R"({"a": [1,2)", data), "corrupt header");
   expect_load_error(with_header(R"([1,2])", data), "not a JSON object");
   EXPECT_THROW(xl::load(temp_path("missing")), xl::Error);

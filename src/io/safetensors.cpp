@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -139,11 +140,21 @@ std::map<std::string, Tensor> load(const std::string& path) {
   std::string text(length, '\0');
   in.read(text.data(), static_cast<std::streamsize>(length));
   nlohmann::json header;
+  // The JSON parser keeps the last of two equal keys; a tensor named twice would silently lose an entry.
+  std::set<std::string> names;
+  std::string duplicate;
+  auto note_top_level_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth == 1 && event == nlohmann::json::parse_event_t::key && !names.insert(parsed.get<std::string>()).second &&
+        duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   try {
-    header = nlohmann::json::parse(text);
+    header = nlohmann::json::parse(text, note_top_level_keys);
   } catch (const nlohmann::json::exception& e) {
     throw Error("[load] " + path + ": corrupt header: " + e.what());
   }
+  if (!duplicate.empty()) throw Error("[load] " + path + ": the header names '" + duplicate + "' twice");
   if (!header.is_object()) throw Error("[load] " + path + ": the header is not a JSON object");
   const uint64_t data_size = file_size - 8 - length;
   struct Entry {
