@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -144,9 +144,9 @@ std::map<std::string, Tensor> load(const std::string& path) {
   std::set<std::string> names;
   std::string duplicate;
   auto note_top_level_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (depth == 1 && event == nlohmann::json::parse_event_t::key && !names.insert(parsed.get<std::string>()).second &&
-        duplicate.empty())
-      duplicate = parsed.get<std::string>();
+    if (depth != 1 || event != nlohmann::json::parse_event_t::key || !duplicate.empty()) return true;
+    std::string name = parsed.get<std::string>();
+    if (!names.insert(name).second) duplicate = std::move(name);
     return true;
   };
   try {

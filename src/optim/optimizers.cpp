@@ -63,8 +63,8 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
   NoGradGuard no_grad;
   set_lr(state.at("lr").to(DType::f64).item<double>());  // first: the one value that can still be refused
   for (const StateSlot& slot : slots) {
+    if (slot.tensor == &lr_tensor_) continue;  // set above
     auto it = state.find(slot.name);
-    if (slot.name == "lr") continue;
     if (it == state.end()) {
       *slot.tensor = Tensor();  // a state saved before its first step: the next step starts it afresh
       continue;
