@@ -12,6 +12,7 @@
 #include "backends/cpu/library.h"
 #include "backends/cpu/math_error.h"
 #include "compiler/cache.h"
+#include "core/tensor_impl.h"
 #include "compiler/fusion.h"
 #include "compiler/passes/passes.h"
 #include "core/elements.h"
@@ -335,6 +336,22 @@ TEST(CpuBackend, MemoryStatsCountArgumentsOutputsAndTemporaries) {
   EXPECT_EQ(alias.alias_bytes, 256 * 64 * 4);
 }
 
+// A sync writes an in-place update into its old buffer (donation); the plan says so. Run with XLITE_DEBUG=1
+// by ctest (memory_stats_prints_its_compilation): a graph first compiled here prints its line too.
+TEST(CpuBackend, MemoryStatsCountADonatedInPlaceUpdateAsAliased) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "about the default cpu backend";
+  auto w = xl::zeros({512, 3});
+  xl::sync();
+  w.add_(xl::full({512, 3}, 0.5f) * 3.0f);
+  auto stats = xl::debug::memory_stats({w});
+  EXPECT_EQ(stats.alias_bytes, 512 * 3 * 4);
+  EXPECT_EQ(stats.output_bytes, 0);
+  const xl::Buffer* before = w.impl()->donor();
+  xl::sync();
+  EXPECT_EQ(w.impl()->data().get(), before);  // and the sync did donate it
+  EXPECT_EQ(w.to_vector<float>()[7], 1.5f);
+}
+
 TEST(CpuBackend, TransposedMatmulOperandsAreReadWithGemmFlags) {
   xl::manual_seed(3);
   auto a = xl::randn({3, 7, 5});
@@ -527,4 +544,25 @@ TEST(CpuBackend, GemmOperandViewsAreReadInPlace) {
   ASSERT_EQ(plan.regions.size(), 2u) << text;  // the qkv multiply and the GEMM: no copies of the heads
   EXPECT_EQ(graph.instrs[plan.regions[1].root].op, xl::ir::OpId::dot) << text;
   EXPECT_NE(text.find("through strides"), std::string::npos) << text;
+}
+
+// Every new shape is a new program with new kernels. With both caches small, the machine code of a
+// program leaves the JIT once the program and its kernels have left the caches (it was never freed).
+TEST(CpuBackend, MachineCodeLeavesTheJitWithTheLastProgramThatRunsIt) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "about the default cpu backend";
+  auto& programs = xl::compiler::executable_cache();
+  const size_t programs_before = programs.capacity();
+  programs.set_capacity(8);
+  xl::backends::cpu::set_kernel_cache_size(8);
+  const int64_t compiled = xl::backends::cpu::kernels_compiled();
+  for (int n = 1; n <= 150; ++n) {
+    auto x = xl::tensor(std::vector<float>(static_cast<size_t>(n), 0.5f));
+    EXPECT_NEAR(xl::sum(xl::tanh(x) * 2.0f).item<float>(), n * 2.0f * std::tanh(0.5f), 1e-3f * n);
+  }
+  EXPECT_GE(xl::backends::cpu::kernels_compiled() - compiled, 150);
+  EXPECT_LE(xl::backends::cpu::kernels_cached(), 8);
+  // 8 cached kernels and those of 8 cached programs, plus a few held by tests that ran before.
+  EXPECT_LE(xl::backends::cpu::jit_modules_alive(), 64);
+  programs.set_capacity(programs_before);
+  xl::backends::cpu::set_kernel_cache_size(4096);
 }

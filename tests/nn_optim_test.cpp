@@ -40,8 +40,11 @@ TEST(NnModule, NamedParametersStateDictAndTrainMode) {
 
 TEST(NnModule, LinearAndNormsMatchTheirFormulas) {
   nn::Linear linear(2, 1);
-  linear.weight.copy_(xl::tensor(std::vector<float>{2, -1}, {1, 2}));
-  linear.bias.copy_(xl::tensor(std::vector<float>{0.5f}));
+  {
+    xl::NoGradGuard no_grad;  // parameters are leaves that require grad: set them as PyTorch code does
+    linear.weight.copy_(xl::tensor(std::vector<float>{2, -1}, {1, 2}));
+    linear.bias.copy_(xl::tensor(std::vector<float>{0.5f}));
+  }
   EXPECT_EQ(linear(xl::tensor(std::vector<float>{1, 3}, {1, 2})).to_vector<float>(), (std::vector<float>{-0.5f}));
 
   nn::LayerNorm ln(4);
@@ -343,7 +346,10 @@ TEST(NnModule, EmbeddingLooksUpRowsAndAccumulatesRepeatedGradients) {
   nn::Embedding emb(4, 2);
   EXPECT_EQ(emb.weight.shape(), (xl::Shape{4, 2}));
   EXPECT_TRUE(emb.weight.requires_grad());
-  emb.weight.copy_(xl::tensor(std::vector<float>{0, 1, 10, 11, 20, 21, 30, 31}, {4, 2}));
+  {
+    xl::NoGradGuard no_grad;
+    emb.weight.copy_(xl::tensor(std::vector<float>{0, 1, 10, 11, 20, 21, 30, 31}, {4, 2}));
+  }
   auto indices = xl::tensor(std::vector<int64_t>{2, 0, 2, 3, 2, 0}, {2, 3});
   auto y = emb(indices);
   EXPECT_EQ(y.shape(), (xl::Shape{2, 3, 2}));
@@ -387,10 +393,13 @@ TEST(NnModule, MlpIsLinearGeluTanhLinear) {
   EXPECT_EQ(named[2].second.shape(), (xl::Shape{2, 3}));
   std::vector<float> w1 = {0.5f, -1.0f, 1.5f, 0.25f, -0.75f, 2.0f}, b1 = {0.1f, -0.2f, 0.3f};
   std::vector<float> w2 = {1.0f, -0.5f, 0.25f, -1.25f, 0.75f, 0.5f}, b2 = {0.05f, -0.15f};
-  mlp.fc->weight.copy_(xl::tensor(w1, {3, 2}));
-  mlp.fc->bias.copy_(xl::tensor(b1));
-  mlp.proj->weight.copy_(xl::tensor(w2, {2, 3}));
-  mlp.proj->bias.copy_(xl::tensor(b2));
+  {
+    xl::NoGradGuard no_grad;
+    mlp.fc->weight.copy_(xl::tensor(w1, {3, 2}));
+    mlp.fc->bias.copy_(xl::tensor(b1));
+    mlp.proj->weight.copy_(xl::tensor(w2, {2, 3}));
+    mlp.proj->bias.copy_(xl::tensor(b2));
+  }
   std::vector<float> x = {1.0f, 2.0f, -0.5f, 0.75f};
   auto y = mlp(xl::tensor(x, {2, 1, 2}));
   EXPECT_EQ(y.shape(), (xl::Shape{2, 1, 2}));

@@ -114,9 +114,10 @@ TEST(LiveTensors, PendingTensorsAreListedInCreationOrderOnce) {
   ASSERT_EQ(pending.size(), xl::live_tensors::pending_count());
   // a.add_ builds its scalar operand as a tensor too; it is not pending (uploaded data).
   ASSERT_EQ(pending.size(), 3u);
-  EXPECT_EQ(pending[0], a.impl().get());
-  EXPECT_EQ(pending[1], first.impl().get());
-  EXPECT_EQ(pending[2], second.impl().get());
+  EXPECT_EQ(pending[0], a.impl());
+  EXPECT_EQ(pending[1], first.impl());
+  EXPECT_EQ(pending[2], second.impl());
+  pending.clear();
   xl::live_tensors::add(first.impl().get());  // adding twice lists it once
   EXPECT_EQ(xl::live_tensors::pending_count(), 3u);
   {

@@ -24,9 +24,19 @@
 //    step tracing; one that changes later (a learning rate kept in a host variable) is not seen: pass it
 //    as an argument, keep it in a tensor, or use force_retrace. xlite's optimizers keep learning rate
 //    and step count in tensors for this reason.
+//  - host flags fn read through a TracedFlag, such as a module's training mode (train()/eval()): a
+//    changed flag traces again;
+//  - requires_grad() and grad() of existing tensors that fn asked for.
+// A program is replayed only after two traces in a row for the same signature made the same graph with
+// the same host values, so a fn whose graph alternates with host state it keeps to itself (a counter in
+// its closure) traces every call. Host state that changes after that (a variable in the closure, a
+// module's hyperparameter such as Dropout::p) is not seen: fn must be a function of its arguments, the
+// tensors it reads and its TracedFlags, as jax.jit requires.
 // A call never replays when fn's result is not made of tensors (void, Tensor, std::vector<Tensor>,
-// std::pair/std::tuple of those), when fn read a value while tracing (item(), printing, sync()), or
+// std::pair/std::tuple of those), when fn read a value on the host while tracing (item(), to_vector(),
+// printing, save()), synced or ran an eager op (CompileOptions::full_graph raises for these instead), or
 // when fn kept a new tensor outside its results. Results of a replayed call carry no autograd history.
+// A compiled function may be called from several threads: the calls take turns.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -36,6 +46,7 @@
 #include <vector>
 
 #include "xlite/tensor.h"
+#include "xlite/traced_flag.h"
 
 namespace xlite {
 
@@ -43,6 +54,13 @@ struct CompileOptions {
   // true: every call runs fn to trace it, so host-side effects happen on every call (PyTorch/XLA's
   // behaviour); the structural cache still compiles each distinct graph once.
   bool force_retrace = false;
+  // true: fn must compile to one graph that replays. A value read on the host, a sync() or an eager op
+  // inside fn raises xlite::Error at that point (before fn's updates take effect) instead of splitting
+  // the step; a trace that cannot be replayed for another reason raises after it ran.
+  bool full_graph = false;
+  // > 0: a call whose trace would make the (N+1)-th different graph of this function raises xlite::Error
+  // instead of compiling it (torch_xla's num_different_graphs_allowed), with the reason it traced.
+  int max_different_graphs = 0;
 };
 
 // How the last call of a compiled function ran.
@@ -73,6 +91,19 @@ class StepRunner {
   ~StepRunner();
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
+
+  // Held for a whole call: calls from several threads take turns, and a call of the same compiled
+  // function from inside fn raises xlite::Error instead of deadlocking.
+  class CallGuard {
+   public:
+    explicit CallGuard(StepRunner& runner);
+    ~CallGuard();
+    CallGuard(const CallGuard&) = delete;
+    CallGuard& operator=(const CallGuard&) = delete;
+
+   private:
+    StepRunner& runner_;
+  };
 
   // Runs a recorded program that matches; false when the call must trace (the reason is kept).
   bool replay(const std::vector<StepInput>& inputs, StepValues& results);
@@ -198,6 +229,7 @@ class Compiled {
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
     using R = std::invoke_result_t<Fn&, Args&&...>;
+    detail::StepRunner::CallGuard one_call_at_a_time(*runner_);
     std::vector<detail::StepInput> inputs;
     (detail::StepInputOf<std::decay_t<Args>>::add(inputs, args), ...);
     if constexpr (!std::is_reference_v<R> && detail::StepResultOf<R>::replayable) {

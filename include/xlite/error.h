@@ -11,4 +11,12 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A bug in xlite rather than in its input: an invariant of the runtime does not hold (a backend cannot
+// lower an op the verifier accepted, a traced graph does not verify, generated code is invalid). Caught
+// as an Error too; tests and fuzzers tell the two apart. The message starts with "[internal]".
+class InternalError : public Error {
+ public:
+  explicit InternalError(const std::string& message) : Error("[internal] " + message) {}
+};
+
 }  // namespace xlite

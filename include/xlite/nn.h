@@ -9,6 +9,7 @@
 
 #include "xlite/autograd.h"
 #include "xlite/tensor.h"
+#include "xlite/traced_flag.h"
 
 namespace xlite::nn {
 
@@ -25,9 +26,10 @@ class Module {
   std::map<std::string, Tensor> state_dict() const;
   void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
 
+  // The mode is a TracedFlag: a compiled step that read it traces again after train() or eval().
   void train(bool on = true);
   void eval() { train(false); }
-  bool is_training() const { return training_; }
+  bool is_training() const { return training_.get(); }
 
  protected:
   Tensor register_parameter(const std::string& name, Tensor value);  // makes it require grad
@@ -43,7 +45,7 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
-  bool training_ = true;
+  TracedFlag training_{true, "a module's training mode (train() or eval())"};
 };
 
 // A module with one input and one output, so that it can sit in a Sequential.

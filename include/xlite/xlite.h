@@ -16,3 +16,4 @@
 #include "xlite/optim.h"
 #include "xlite/scalar.h"
 #include "xlite/tensor.h"
+#include "xlite/traced_flag.h"

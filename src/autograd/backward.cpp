@@ -1,6 +1,5 @@
 // backward(): reverse mode over the IR DAG, from the output back to the leaves that require grad.
 #include <mutex>
-#include <set>
 #include <unordered_map>
 
 #include "autograd/grad_mode.h"
@@ -13,16 +12,6 @@
 
 namespace xlite {
 namespace {
-// Leaves that require grad, so that backward can find which graph leaves are theirs.
-struct LeafRegistry {
-  std::mutex mutex;
-  std::set<TensorImpl*> leaves;
-};
-LeafRegistry& leaf_registry() {
-  static LeafRegistry* r = new LeafRegistry();
-  return *r;
-}
-
 // Results of custom_vjp functions: the node that carries the result, the inputs it was computed from and
 // the user's backward. Entries die with their node (weak key check on lookup).
 struct CustomRule {
@@ -80,6 +69,29 @@ std::vector<ir::NodePtr> differentiable_order(const ir::NodePtr& root) {
   return order;
 }
 
+// The leaf tensor whose grad() a node's gradient feeds, if it still is one.
+std::shared_ptr<TensorImpl> grad_leaf_of(const ir::Node& node) {
+  if (!node.autograd) return nullptr;
+  std::shared_ptr<TensorImpl> leaf = node.autograd->leaf.lock();
+  return leaf && leaf->is_grad_leaf() ? leaf : nullptr;
+}
+
+// PyTorch's check of saved tensors: an in-place update since the node was built may have written the new
+// value into the very buffer this gradient would read.
+void check_saved_versions(const ir::Node& node) {
+  if (!node.autograd) return;
+  for (const SavedTensor& saved : node.autograd->saved) {
+    std::shared_ptr<TensorImpl> tensor = saved.tensor.lock();
+    if (!tensor || tensor->version() == saved.version) continue;
+    const std::string which = saved.operand < 0 ? "result" : "operand " + std::to_string(saved.operand);
+    const std::string op(ir::op_name(node.op));
+    const std::string within = *node.origin && op != node.origin ? std::string(" (in ") + node.origin + ")" : "";
+    ops::fail("the gradient of " + op + within + " needs its " + which + ", a " + std::string(dtype_name(tensor->dtype())) + shape_str(tensor->shape()) +
+              " tensor that an in-place op changed after it was used (version " + std::to_string(saved.version) +
+              ", now " + std::to_string(tensor->version()) + "); compute the value again after the update, or update a copy");
+  }
+}
+
 void accumulate(TensorImpl* leaf, const Tensor& g) {
   Tensor value = g.to(leaf->dtype());
   if (!leaf->grad()) {
@@ -104,12 +116,6 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
     ops::fail("gradient of shape " + shape_str(seed.shape()) + " for an output of shape " + shape_str(impl->shape()));
   }
   NoGradGuard no_grad;
-  std::unordered_map<const ir::Node*, TensorImpl*> leaf_of;
-  {
-    LeafRegistry& r = leaf_registry();
-    std::lock_guard lock(r.mutex);
-    for (TensorImpl* leaf : r.leaves) leaf_of[leaf->node().get()] = leaf;
-  }
   std::unordered_map<const ir::Node*, Tensor> cotangent;
   cotangent[root.get()] = seed;
   // Holds the nodes alive while their cotangents are built (the map keys are raw pointers).
@@ -120,11 +126,12 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
     auto found = cotangent.find(node);
     if (found == cotangent.end()) continue;
     Tensor g = found->second;
-    if (auto leaf = leaf_of.find(node); leaf != leaf_of.end()) {
-      accumulate(leaf->second, g);
-      updated.emplace_back(leaf->second->grad());
+    if (std::shared_ptr<TensorImpl> leaf = grad_leaf_of(*node)) {
+      accumulate(leaf.get(), g);
+      updated.emplace_back(leaf->grad());
     }
     if (node->op == ir::OpId::parameter) continue;
+    check_saved_versions(*node);
     const CustomRule* rule = custom_rule(node);
     std::vector<Tensor> grads;
     if (rule) {
@@ -158,25 +165,15 @@ void TensorImpl::set_requires_grad(bool requires_grad) {
   if (requires_grad == requires_grad_) return;
   if (requires_grad && !is_floating(dtype_))
     throw Error("[requires_grad_] only floating tensors can require grad, got " + std::string(dtype_name(dtype_)));
-  {
-    LeafRegistry& r = leaf_registry();
-    std::lock_guard lock(r.mutex);
-    if (requires_grad) r.leaves.insert(this);
-    else r.leaves.erase(this);
-  }
   requires_grad_ = requires_grad;
   grad_node_.reset();
   if (pending_) {
     // A pending leaf gets a node of its own that carries the flag.
-    pending_ = ir::make_identity(pending_, "requires_grad_", requires_grad);
+    std::shared_ptr<ir::Node> identity = ir::make_identity(pending_, "requires_grad_", requires_grad);
+    if (requires_grad) identity->autograd = leaf_meta();
+    pending_ = std::move(identity);
   }
   data_leaf_.reset();
-}
-
-void forget_grad_leaf(TensorImpl* impl) {
-  LeafRegistry& r = leaf_registry();
-  std::lock_guard lock(r.mutex);
-  r.leaves.erase(impl);
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
@@ -185,7 +182,11 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   return *this;
 }
 
-bool Tensor::requires_grad() const { return impl_ && impl_->requires_grad(); }
+bool Tensor::requires_grad() const {
+  if (!impl_) return false;
+  impl_->note_state_read();
+  return impl_->requires_grad();
+}
 
 void Tensor::backward(const Tensor& gradient) const {
   if (!impl_) throw Error("[backward] the tensor is undefined");
@@ -194,6 +195,7 @@ void Tensor::backward(const Tensor& gradient) const {
 
 Tensor Tensor::grad() const {
   if (!impl_) throw Error("[grad] the tensor is undefined");
+  impl_->note_state_read();
   return Tensor(impl_->grad());
 }
 

@@ -1,6 +1,6 @@
 #include "compiler/cache.h"
+#include "core/environment.h"
 
-#include <cstdlib>
 
 namespace xlite::compiler {
 
@@ -45,14 +45,8 @@ void ExecutableCache::clear() {
 }
 
 ExecutableCache& executable_cache() {
-  static ExecutableCache* cache = [] {
-    size_t capacity = 2048;
-    if (const char* env = std::getenv("XLITE_COMPILATION_CACHE_SIZE")) {
-      long long v = std::atoll(env);
-      if (v > 0) capacity = static_cast<size_t>(v);
-    }
-    return new ExecutableCache(capacity);  // never destroyed: executables may be in use during exit
-  }();
+  // Never destroyed: executables may be in use during exit.
+  static ExecutableCache* cache = new ExecutableCache(static_cast<size_t>(env::settings().cache_size));
   return *cache;
 }
 

@@ -7,6 +7,7 @@
 #include "backends/cpu/backend.h"
 #include "backends/reference/backend.h"
 #include "compiler/cache.h"
+#include "core/environment.h"
 #include "xlite/error.h"
 
 namespace xlite::compiler {
@@ -37,10 +38,7 @@ runtime::Backend& backend_named(const std::string& name) {
 }
 
 const std::string& selected_name() {
-  static const std::string name = [] {
-    const char* env = std::getenv("XLITE_BACKEND");
-    return std::string(env && *env ? env : "cpu");
-  }();
+  static const std::string name = env::settings().backend;
   return name;
 }
 }  // namespace

@@ -1170,7 +1170,9 @@ std::string instr_line(const std::string& text, int32_t i) {
 }
 
 std::string describe(const BackendRun& run) {
-  if (run.threw) return std::string(run.threw_xlite_error ? "threw xlite::Error: " : "threw ") + run.error;
+  if (run.threw)
+    return std::string(run.threw_internal ? "threw xlite::InternalError: " : run.threw_xlite_error ? "threw xlite::Error: " : "threw ") +
+           run.error;
   return "returned " + std::to_string(run.outputs.size()) + " outputs";
 }
 
@@ -1216,6 +1218,10 @@ BackendRun run_backend(const ir::Graph& graph, const std::vector<BufferPtr>& arg
   try {
     std::shared_ptr<runtime::Executable> exe = compile_with(graph, backend);
     run.outputs = exe->run(args);
+  } catch (const InternalError& e) {
+    run.threw = true;
+    run.threw_internal = true;
+    run.error = e.what();
   } catch (const Error& e) {
     run.threw = true;
     run.threw_xlite_error = true;
@@ -1238,9 +1244,13 @@ Comparison compare_runs(const ir::Graph& graph, const BackendRun& a, const Backe
                                  "\ngraph (text IR):\n" + text};
   };
   if (a.threw || b.threw) {
-    if (a.threw_xlite_error && b.threw_xlite_error) return {};
-    if (a.threw && b.threw) return mismatch("a backend threw something other than xlite::Error");
-    return mismatch("only one of them threw");
+    if (a.threw_internal || b.threw_internal) return mismatch("a backend threw xlite::InternalError");
+    if (a.threw && b.threw && !(a.threw_xlite_error && b.threw_xlite_error))
+      return mismatch("a backend threw something other than xlite::Error");
+    if (!a.threw || !b.threw) return mismatch("only one of them threw");
+    auto op_of = [](const std::string& message) { return message.substr(0, message.find(']') + 1); };
+    if (op_of(a.error) != op_of(b.error)) return mismatch("they threw for different ops");
+    return {};
   }
   for (const BackendRun* run : {&a, &b})
     if (run->outputs.size() != graph.outputs.size())

@@ -53,6 +53,7 @@ struct BackendRun {
   std::string backend;
   bool threw = false;
   bool threw_xlite_error = false;  // false with threw: some other exception, always a failure
+  bool threw_internal = false;     // xlite::InternalError: a bug, always a failure
   std::string error;
   std::vector<BufferPtr> outputs;
 };
@@ -62,8 +63,8 @@ BackendRun run_backend(const ir::Graph& graph, const std::vector<BufferPtr>& arg
 
 // Compares two runs of one graph. Floats: |a - b| <= atol + rtol * max(|a|, |b|), NaN equals NaN, infinities
 // must match in sign; f16/bf16 use at least rtol = atol = 1e-2. Integers and bools must be equal. If exactly
-// one run threw xlite::Error, or either threw anything else, that is a mismatch; if both threw xlite::Error
-// the runs agree.
+// one run threw xlite::Error, or either threw anything else (InternalError included), that is a mismatch;
+// the runs agree when both threw xlite::Error for the same op (the bracketed name that starts the message).
 Comparison compare_runs(const ir::Graph& graph, const BackendRun& a, const BackendRun& b, double rtol, double atol);
 
 // run_backend on both, then compare_runs.

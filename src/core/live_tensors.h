@@ -1,6 +1,9 @@
 #pragma once
-// The registry of live tensors whose values are pending: sync() computes exactly these. Thread-safe.
+// The registries of live tensors whose values are pending: sync() computes exactly those of the calling
+// thread. Each thread has its own registry, so one thread's sync never sweeps in (or walks) a graph
+// another thread is still building. Thread-safe.
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace xlite {
@@ -8,18 +11,23 @@ namespace xlite {
 class TensorImpl;
 
 namespace live_tensors {
-// A tensor's place in the registry, kept inside the tensor: every lazy op registers its result, so
-// registering must not allocate. Touched only under the registry's lock.
+struct Registry;
+
+// A tensor's place in a registry, kept inside the tensor: every lazy op registers its result, so
+// registering must not allocate. Touched only under its registry's lock.
 struct Link {
   TensorImpl* prev = nullptr;
   TensorImpl* next = nullptr;
-  bool listed = false;
+  Registry* owner = nullptr;  // the registry that lists it, or null
 };
 
+// Lists the tensor in the calling thread's registry (moving it there from another thread's).
 void add(TensorImpl* impl);
 void remove(TensorImpl* impl);
-// Pending tensors in creation order.
-std::vector<TensorImpl*> pending_in_order();
+// The calling thread's pending tensors in creation order, each held so that no other thread can destroy
+// it while a sync uses it. A tensor that is being destroyed elsewhere is left out.
+std::vector<std::shared_ptr<TensorImpl>> pending_in_order();
+// Pending tensors of every thread: a sync that computes all of them knows no other IR can read a buffer.
 size_t pending_count();
 }  // namespace live_tensors
 

@@ -1,5 +1,7 @@
 #include "core/step_recording.h"
 
+#include "xlite/error.h"
+
 namespace xlite {
 namespace {
 thread_local StepRecording* active_recording = nullptr;
@@ -13,7 +15,23 @@ void StepRecording::note_read(const Buffer* data, std::weak_ptr<TensorImpl> impl
   readers.push_back({std::move(impl), grad_leaf, grad});
 }
 
+void StepRecording::note_flag(const std::shared_ptr<const detail::FlagCell>& cell, bool value) {
+  for (const FlagRead& read : flags)
+    if (read.cell.lock() == cell) return;
+  flags.push_back({cell, value});
+}
+
 StepRecording* StepRecording::active() { return active_recording; }
 void StepRecording::set_active(StepRecording* recording) { active_recording = recording; }
+
+void note_mid_trace_run(const std::string& op, const char* what) {
+  StepRecording* recording = StepRecording::active();
+  if (!recording) return;
+  if (recording->full_graph)
+    throw Error("[" + op + "] compile(fn, {.full_graph = true}): fn " + what +
+                " while tracing, which splits the step into several graphs and makes it depend on data; move "
+                "it out of fn, or compile without full_graph");
+  if (recording->ran_mid_trace.empty()) recording->ran_mid_trace = std::string(what) + " (" + op + ")";
+}
 
 }  // namespace xlite

@@ -1,13 +1,16 @@
 #pragma once
-// While compile(fn) traces a step, what the trace touches that a replay must repeat: which tensors that
-// existed before the step it reads, which random draws it makes, and whether it ran anything mid-trace.
-// One recording per thread, active between begin and end of the trace.
+// While compile(fn) traces a step, what the trace touches that a replay must repeat or guard: which
+// tensors that existed before the step it reads, which random draws it makes, which host flags it reads,
+// and whether it ran anything mid-trace. One recording per thread, active between begin and end of the
+// trace.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/buffer.h"
+#include "xlite/traced_flag.h"
 
 namespace xlite {
 
@@ -26,18 +29,35 @@ struct StepRecording {
     const Buffer* offset;
     uint64_t offset_from_entry;
   };
+  struct FlagRead {
+    std::weak_ptr<const detail::FlagCell> cell;
+    bool value;
+  };
 
   uint64_t first_tensor_id = 0;      // tensors with smaller ids existed before the step
   uint64_t first_buffer_serial = 0;  // buffers with smaller serials existed before the step
   uint64_t entry_rng_offset = 0;
   std::unordered_map<const Buffer*, std::vector<Read>> reads;  // by the buffer the graph reads
+  // Existing tensors whose requires_grad() or grad() fn asked for, which a replay must find unchanged.
+  std::vector<std::weak_ptr<TensorImpl>> observed;
   std::vector<Draw> draws;
-  bool ran_mid_trace = false;  // a value read or eager op computed data inside the step
+  std::vector<FlagRead> flags;
+  // compile(fn, {.full_graph = true}): running anything mid-trace raises instead of being noted.
+  bool full_graph = false;
+  // What computed or read data inside the step, e.g. "read a value on the host (item)": such a trace may
+  // depend on the data. Empty when nothing did.
+  std::string ran_mid_trace;
 
   void note_read(const Buffer* data, std::weak_ptr<TensorImpl> impl, bool grad_leaf, const TensorImpl* grad);
+  void note_flag(const std::shared_ptr<const detail::FlagCell>& cell, bool value);
 
   static StepRecording* active();
   static void set_active(StepRecording* recording);
 };
+
+// Called by everything that runs work or reads data on the host (value reads, sync(), eager ops): inside
+// a trace it marks the step as not replayable, or raises xlite::Error under full_graph. `op` is the
+// public op ("item", "sync", "add"), `what` says what it did ("read a value on the host").
+void note_mid_trace_run(const std::string& op, const char* what);
 
 }  // namespace xlite

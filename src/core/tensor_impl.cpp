@@ -32,8 +32,7 @@ TensorImpl::TensorImpl(BufferPtr data, Shape shape, DType dtype, Device device)
 }
 
 TensorImpl::~TensorImpl() {
-  if (pending_) live_tensors::remove(this);
-  if (requires_grad_) forget_grad_leaf(this);
+  live_tensors::remove(this);
   destroyed_counter().increment();
 }
 
@@ -44,11 +43,35 @@ void TensorImpl::note_data_read() {
     recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());
 }
 
+void TensorImpl::note_state_read() {
+  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id)
+    recording->observed.push_back(weak_from_this());
+}
+
+std::shared_ptr<const NodeMeta> TensorImpl::leaf_meta() {
+  auto meta = std::make_shared<NodeMeta>();
+  meta->leaf = weak_from_this();
+  return meta;
+}
+
+ir::NodePtr TensorImpl::data_leaf() {
+  while (leaf_lock_.test_and_set(std::memory_order_acquire)) {
+  }
+  if (!data_leaf_) {
+    std::shared_ptr<ir::Node> leaf = ir::make_parameter(data_, shape_, dtype_, requires_grad_);
+    if (requires_grad_) leaf->autograd = leaf_meta();
+    data_leaf_ = std::move(leaf);
+  }
+  ir::NodePtr leaf = data_leaf_;
+  leaf_lock_.clear(std::memory_order_release);
+  return leaf;
+}
+
 ir::NodePtr TensorImpl::node() {
   if (pending_) return pending_;
-  if (!data_leaf_) data_leaf_ = ir::make_parameter(data_, shape_, dtype_, requires_grad_);
+  ir::NodePtr leaf = data_leaf();
   note_data_read();
-  return data_leaf_;
+  return leaf;
 }
 
 ir::NodePtr TensorImpl::autograd_node() {
@@ -94,9 +117,12 @@ void TensorImpl::set_pending(ir::NodePtr node) {
   grad_node_ = node->requires_grad && !requires_grad_ ? node : nullptr;
   if (requires_grad_ && !node->requires_grad) {
     // A leaf updated in place (an optimizer step) stays a leaf that gradients flow to.
-    node = ir::make_identity(std::move(node), "requires_grad_", true);
+    std::shared_ptr<ir::Node> identity = ir::make_identity(std::move(node), "requires_grad_", true);
+    identity->autograd = leaf_meta();
+    node = std::move(identity);
   }
-  if (!pending_) live_tensors::add(this);
+  ++version_;
+  live_tensors::add(this);  // also when pending already: the updating thread's sync computes it
   pending_ = std::move(node);
   data_.reset();
   data_leaf_.reset();
@@ -146,6 +172,12 @@ bool TensorImpl::data_is_private(long other_holders) const {
 void TensorImpl::assign_data(BufferPtr data, ir::NodePtr grad_node) {
   set_data(std::move(data));
   grad_node_ = requires_grad_ ? nullptr : std::move(grad_node);
+  ++version_;
+}
+
+void TensorImpl::rebind_data(BufferPtr data) {
+  set_data(std::move(data));
+  ++version_;
 }
 
 }  // namespace xlite

@@ -6,6 +6,7 @@
 
 #include "core/buffer.h"
 #include "core/live_tensors.h"
+#include "core/node_meta.h"
 #include "ir/node.h"
 #include "xlite/device.h"
 #include "xlite/dtype.h"
@@ -23,9 +24,6 @@ void rollback();  // give every updated tensor its data back
 // The tensors updated since begin, each with the data it held before its first update.
 std::vector<std::pair<std::weak_ptr<TensorImpl>, const Buffer*>> updated();
 }  // namespace in_place_log
-
-// Defined with autograd: drops a dying leaf from the registry of leaves that require grad.
-void forget_grad_leaf(TensorImpl* impl);
 
 class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
  public:
@@ -45,7 +43,8 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   bool is_pending() const { return pending_ != nullptr; }
   const ir::NodePtr& pending() const { return pending_; }
   const BufferPtr& data() const { return data_; }
-  // The value as an IR node: the pending node, or a parameter leaf standing for the data.
+  // The value as an IR node: the pending node, or a parameter leaf standing for the data. Several threads
+  // may call this at once on a tensor that holds data (shared weights read by serving threads).
   ir::NodePtr node();
 
   // Autograd: a leaf that requires grad, its accumulated gradient, and for results of ops on such
@@ -56,6 +55,10 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   std::shared_ptr<TensorImpl>& grad() { return grad_; }
   // The node gradients flow through: the pending node, the node that made the value, or the data leaf.
   ir::NodePtr autograd_node();
+
+  // Counts in-place updates, so that backward can refuse a saved value that was updated since (PyTorch's
+  // version counter).
+  uint64_t version() const { return version_; }
 
   // Rebinds to a new value of the same type (an in-place op).
   void set_pending(ir::NodePtr node);
@@ -74,6 +77,12 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   bool data_is_private(long other_holders) const;
   // An in-place op whose value already ran (eager mode): the data and the node that made it.
   void assign_data(BufferPtr data, ir::NodePtr grad_node);
+  // A replayed compiled step's in-place update: the new data, and a new version.
+  void rebind_data(BufferPtr data);
+
+  // Inside compile(fn)'s recording, notes that the step asked for this pre-existing tensor's
+  // requires_grad() or grad(), which a replay must then find unchanged.
+  void note_state_read();
 
   // For the registry of pending tensors only.
   live_tensors::Link& registry_link() { return registry_link_; }
@@ -81,6 +90,10 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
  private:
   // Inside compile(fn)'s recording, notes that the step read this pre-existing tensor's data.
   void note_data_read();
+  // The parameter leaf standing for the data, made on first use under leaf_lock_.
+  ir::NodePtr data_leaf();
+  // A leaf that requires grad marks its nodes with itself, so backward finds whose grad() to feed.
+  std::shared_ptr<const NodeMeta> leaf_meta();
 
   Shape shape_;
   DType dtype_;
@@ -89,7 +102,9 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   ir::NodePtr pending_;
   BufferPtr data_;
   ir::NodePtr data_leaf_;
+  std::atomic_flag leaf_lock_ = ATOMIC_FLAG_INIT;
   const Buffer* donor_ = nullptr;
+  uint64_t version_ = 0;
   bool requires_grad_ = false;
   std::shared_ptr<TensorImpl> grad_;
   ir::NodePtr grad_node_;

@@ -1,7 +1,7 @@
-#include "compiler/cache.h"
 #include "core/tensor_impl.h"
 #include "ir/graph.h"
 #include "lazy/graph_builder.h"
+#include "lazy/sync.h"
 #include "xlite/debug.h"
 #include "xlite/error.h"
 
@@ -21,15 +21,12 @@ std::string graph_text(const std::vector<Tensor>& tensors) { return ir::to_text(
 uint64_t graph_hash(const std::vector<Tensor>& tensors) { return pending_graph(tensors).graph.hash(); }
 
 MemoryStats memory_stats(const std::vector<Tensor>& tensors) {
-  lazy::BuiltGraph built = pending_graph(tensors);
-  uint64_t hash = built.graph.hash();
-  auto& cache = compiler::executable_cache();
-  auto exe = cache.find(hash, built.graph);
-  if (!exe) {
-    exe = compiler::compile(built.graph);
-    cache.insert(hash, built.graph, exe);
+  std::vector<TensorImpl*> impls;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) throw Error("[memory_stats] a tensor is undefined");
+    impls.push_back(t.impl().get());
   }
-  return exe->memory_stats();
+  return lazy::planned_memory(impls);
 }
 
 }  // namespace xlite::debug

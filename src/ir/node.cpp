@@ -15,7 +15,7 @@ Node::~Node() {
   }
 }
 
-NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin, bool requires_grad) {
+std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin, bool requires_grad) {
   // Reused: every op types a node, and infer_type never builds another one.
   thread_local std::vector<OperandType> types;
   types.clear();
@@ -32,13 +32,13 @@ NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const cha
   return node;
 }
 
-NodePtr make_identity(NodePtr value, const char* origin, bool requires_grad) {
+std::shared_ptr<Node> make_identity(NodePtr value, const char* origin, bool requires_grad) {
   Attrs attrs;
   attrs.set_dtype(AttrKey::dtype, value->dtype);
   return make_node(OpId::convert, {std::move(value)}, std::move(attrs), origin, requires_grad);
 }
 
-NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad) {
+std::shared_ptr<Node> make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad) {
   auto node = std::make_shared<Node>();
   node->requires_grad = requires_grad;
   node->op = OpId::parameter;

@@ -10,6 +10,10 @@
 #include "ir/op.h"
 #include "xlite/dtype.h"
 
+namespace xlite {
+struct NodeMeta;  // autograd's (core/node_meta.h)
+}
+
 namespace xlite::ir {
 
 struct Node;
@@ -50,18 +54,22 @@ struct Node {
   mutable BufferPtr computed;
   // The public op that built this node, for run-time error messages; not part of the structure.
   const char* origin = "";
-  // Whether gradients flow through this value (autograd metadata; not part of the structure).
+  // Whether gradients flow through this value, and for such nodes what backward needs to know (autograd
+  // metadata, set before the node is shared; not part of the structure).
   bool requires_grad = false;
+  std::shared_ptr<const NodeMeta> autograd;
 };
 
 // Checks operand types against the op's shape rule and computes the result type; throws xlite::Error.
 TypedShape infer_type(OpId op, std::span<const OperandType> operands, const Attrs& attrs);
 
-NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "", bool requires_grad = false);
+// New nodes are not shared yet, so the caller may still attach autograd metadata.
+std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "",
+                                bool requires_grad = false);
 // The same value under a node of its own (a convert to its own dtype, which the passes remove), to carry
 // autograd metadata the original node must not get.
-NodePtr make_identity(NodePtr value, const char* origin, bool requires_grad);
+std::shared_ptr<Node> make_identity(NodePtr value, const char* origin, bool requires_grad);
 // A leaf standing for device data of the given type.
-NodePtr make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad = false);
+std::shared_ptr<Node> make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad = false);
 
 }  // namespace xlite::ir

@@ -1,11 +1,16 @@
 // compile(fn): the signature of a call, and the choice between replaying a recorded program and tracing.
+#include <atomic>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <mutex>
+#include <thread>
 
 #include "core/live_tensors.h"
 #include "core/random_state.h"
 #include "lazy/step_program.h"
 #include "xlite/autograd.h"
+#include "xlite/error.h"
 #include "xlite/lazy.h"
 #include "xlite/metrics.h"
 
@@ -36,8 +41,12 @@ std::string step_value_text(double value) {
 }
 
 struct StepRunner::State {
+  std::mutex call_mutex;
+  std::atomic<std::thread::id> caller{};
   CompileOptions options;
   std::map<std::vector<std::string>, std::vector<Program>> programs;  // by signature
+  std::map<std::vector<std::string>, uint64_t> last_hash;              // of each signature's last trace
+  std::set<uint64_t> graphs;                                           // every graph traced
   std::vector<std::string> last_signature;
   StepCallInfo last;
 
@@ -73,6 +82,20 @@ struct StepRunner::State {
   }
 
 };
+
+StepRunner::CallGuard::CallGuard(StepRunner& runner) : runner_(runner) {
+  State& s = *runner.state_;
+  if (s.caller.load() == std::this_thread::get_id())
+    throw Error("[compile] fn calls its own compiled function while it runs");
+  s.call_mutex.lock();
+  s.caller = std::this_thread::get_id();
+}
+
+StepRunner::CallGuard::~CallGuard() {
+  State& s = *runner_.state_;
+  s.caller = std::thread::id{};
+  s.call_mutex.unlock();
+}
 
 StepRunner::StepRunner(CompileOptions options) : state_(std::make_unique<State>()) { state_->options = options; }
 StepRunner::~StepRunner() = default;
@@ -142,18 +165,29 @@ void StepRunner::begin_trace(const std::vector<StepInput>& inputs) {
   random_state::Position entry = random_state::current();
   s.recording.entry_rng_offset = entry.offset;
   s.entry_seed = entry.seed;
+  s.recording.full_graph = s.options.full_graph;
   s.outer_recording = StepRecording::active();
   StepRecording::set_active(&s.recording);
 }
 
 void StepRunner::end_trace(const StepValues* results) {
   State& s = *state_;
+  if (s.options.max_different_graphs > 0) {
+    const uint64_t hash = lazy::hash_of_this_thread();
+    if (!s.graphs.count(hash) && s.graphs.size() >= static_cast<size_t>(s.options.max_different_graphs)) {
+      abandon_trace();
+      throw Error("[compile] fn traced a graph different from the " + std::to_string(s.graphs.size()) +
+                  " it made before, more than max_different_graphs = " + std::to_string(s.options.max_different_graphs) +
+                  " allows; it traced because " + (s.last.trace_reason.empty() ? "it had not traced yet" : s.last.trace_reason));
+    }
+    s.graphs.insert(hash);
+  }
   std::vector<std::pair<std::weak_ptr<TensorImpl>, const Buffer*>> updated = in_place_log::updated();
   in_place_log::end();  // drop the saved buffers first: they would block donation
   StepRecording::set_active(s.outer_recording);
   lazy::SyncRecord synced;
   try {
-    lazy::sync_tensors(live_tensors::pending_in_order(), lazy::SyncCause::compiled_step, &synced);
+    lazy::sync_this_thread(lazy::SyncCause::compiled_step, &synced);
   } catch (...) {
     eager_mode(s.previous_eager);
     throw;
@@ -168,9 +202,13 @@ void StepRunner::end_trace(const StepValues* results) {
     metrics::increment_counter("CompiledStepNotReplayable");
     s.last.trace_reason = why;
     if (lazy::debug_level() >= 1) std::fprintf(stderr, "[xlite] compile(fn): this trace cannot be replayed: %s\n", why.c_str());
+    if (s.options.full_graph) throw Error("[compile] compile(fn, {.full_graph = true}): this trace cannot be replayed: " + why);
     return;
   }
-  add_program(s.programs[s.signature], std::move(p));
+  uint64_t& previous = s.last_hash[s.signature];
+  const uint64_t hash = p.hash;
+  add_program(s.programs[s.signature], std::move(p), previous);
+  previous = hash;
 }
 
 void StepRunner::abandon_trace() {

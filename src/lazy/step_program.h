@@ -63,6 +63,13 @@ struct StateGuard {
   long holders = -1;
 };
 
+// A host flag (TracedFlag) the trace read, such as a module's training mode.
+struct FlagGuard {
+  std::weak_ptr<const detail::FlagCell> cell;
+  bool value = false;
+  std::string what;
+};
+
 struct OutputType {
   Shape shape;
   DType dtype = DType::f32;
@@ -79,6 +86,7 @@ struct Program {
   std::vector<ResultSlot> results;
   std::vector<size_t> result_sizes;
   std::vector<StateGuard> guards;
+  std::vector<FlagGuard> flags;
   std::vector<OutputType> output_types;
   uint64_t rng_blocks = 0;
   bool confirmed = false;     // a second trace fed the same host values
@@ -97,9 +105,10 @@ struct TraceFacts {
 std::string record_program(const TraceFacts& trace, const std::vector<StepInput>& inputs, const StepValues* results,
                            const lazy::SyncRecord& synced, Program& p);
 
-// Adds a new trace's program to those of its signature. It is confirmed (may be replayed) when the last
-// trace of the same graph fed it the same host values.
-void add_program(std::vector<Program>& programs, Program p);
+// Adds a new trace's program to those of its signature. It is confirmed (may be replayed) when the trace
+// just before it, for the same signature, made the same graph (previous_hash) and fed it the same host
+// values: a fn whose graph alternates with host state it keeps to itself never replays.
+void add_program(std::vector<Program>& programs, Program p, uint64_t previous_hash);
 
 // Runs the program for these inputs and binds its results; false (with why) when a guard fails.
 bool replay_program(Program& p, const std::vector<StepInput>& inputs, StepValues& out, std::string& why);

@@ -28,9 +28,9 @@ std::string type_text(DType dtype, const Shape& shape) { return std::string(dtyp
 std::string record_program(const TraceFacts& trace, const std::vector<StepInput>& inputs, const StepValues* results,
                            const lazy::SyncRecord& synced, Program& p) {
   const StepRecording& recording = trace.recording;
-  if (recording.ran_mid_trace)
-    return "fn computed values while tracing (item(), to_vector(), printing or sync() inside fn), so its "
-           "trace may depend on data";
+  if (!recording.ran_mid_trace.empty())
+    return "fn " + recording.ran_mid_trace + " while tracing, so what it traced may depend on the data; it "
+           "traces on every call (move that out of fn, or pass the value as an argument)";
   if (random_state::current().seed != trace.entry_seed) return "fn reseeded the random generator";
   if (!results)
     return "fn's result is not made of tensors (void, Tensor, std::vector<Tensor>, or a pair or tuple of them)";
@@ -161,6 +161,11 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
              " tensor that is not among its results (stored in a variable that outlives the call?); a replay "
              "cannot repeat that assignment";
 
+  for (const std::weak_ptr<TensorImpl>& weak : recording.observed)
+    if (std::shared_ptr<TensorImpl> impl = weak.lock(); impl && impl->id() < first_id) existing(impl);
+  for (const StepRecording::FlagRead& read : recording.flags)
+    if (std::shared_ptr<const detail::FlagCell> cell = read.cell.lock()) p.flags.push_back({cell, read.value, cell->what});
+
   // Results are left out: whether the caller keeps them varies from call to call.
   for (StateGuard& g : p.guards) {
     std::shared_ptr<TensorImpl> impl = g.who.captured.lock();
@@ -169,10 +174,13 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
   return "";
 }
 
-void add_program(std::vector<Program>& list, Program p) {
+void add_program(std::vector<Program>& list, Program p, uint64_t previous_hash) {
   for (auto it = list.begin(); it != list.end(); ++it) {
     if (it->hash != p.hash || it->feeds.size() != p.feeds.size()) continue;
-    p.confirmed = true;
+    p.confirmed = previous_hash == p.hash;
+    if (!p.confirmed)
+      p.unconfirmed = "the trace before this one made a different graph, so fn's graph may depend on host state "
+                      "it keeps to itself; the next call traces again to check";
     for (size_t a = 0; a < p.feeds.size() && p.confirmed; ++a) {
       const Feed& before = it->feeds[a];
       const Feed& now = p.feeds[a];

@@ -15,6 +15,18 @@ std::shared_ptr<TensorImpl> resolve(const Existing& e, const std::vector<StepInp
 
 // Fills why and returns false when a guard fails.
 bool guards_hold(const Program& p, const std::vector<StepInput>& inputs, std::string& why) {
+  for (const FlagGuard& flag : p.flags) {
+    std::shared_ptr<const detail::FlagCell> cell = flag.cell.lock();
+    if (!cell) {
+      why = flag.what + " that fn read no longer exists";
+      return false;
+    }
+    if (cell->value.load() != flag.value) {
+      why = flag.what + std::string(" changed from ") + (flag.value ? "true" : "false") + " to " +
+            (flag.value ? "false" : "true");
+      return false;
+    }
+  }
   for (const StateGuard& g : p.guards) {
     std::shared_ptr<TensorImpl> impl = resolve(g.who, inputs);
     if (!impl) {
@@ -92,7 +104,7 @@ bool replay_program(Program& p, const std::vector<StepInput>& inputs, StepValues
     }
     return made[o];
   };
-  for (size_t i = 0; i < p.rebinds.size(); ++i) targets[i]->set_data(buffers[p.rebinds[i].output]);
+  for (size_t i = 0; i < p.rebinds.size(); ++i) targets[i]->rebind_data(buffers[p.rebinds[i].output]);
   for (const GradSlot& slot : p.grads) resolve(slot.leaf, inputs)->grad() = output_tensor(slot.output);
   out.sizes = p.result_sizes;
   out.tensors.clear();

@@ -8,17 +8,19 @@
 
 #include "compiler/cache.h"
 #include "core/clock.h"
+#include "core/environment.h"
 #include "core/live_tensors.h"
 #include "core/step_recording.h"
 #include "lazy/graph_builder.h"
 #include "ir/graph.h"
 #include "xlite/debug.h"
+#include "xlite/error.h"
 #include "xlite/lazy.h"
 #include "xlite/metrics.h"
 
 namespace xlite::lazy {
 namespace {
-std::atomic<bool> eager_flag{false};
+thread_local bool eager_flag = false;  // per thread, like grad mode
 std::atomic<int64_t> pending_tracing_ns{0};
 std::mutex sync_mutex;  // one sync at a time: binds results to shared tensors
 
@@ -39,6 +41,7 @@ const char* cause_text(SyncCause cause) {
     case SyncCause::value_read: return "value read (item/to_vector/print) of a pending tensor";
     case SyncCause::eager_op: return "eager op";
     case SyncCause::compiled_step: return "compile(fn) step";
+    case SyncCause::memory_stats: return "debug::memory_stats";
   }
   return "";
 }
@@ -68,16 +71,21 @@ Scratch& scratch() {
 }
 
 // A tensor updated in place may have its new value written into its old buffer when nothing else can
-// still read that buffer: every live pending tensor is in this graph (so no IR outside it refers to the
-// buffer) and the only holders of the buffer are the argument list and this graph's leaves.
-std::vector<runtime::Donation> find_donations(std::span<TensorImpl* const> pending, PendingGraph& graph) {
+// still read that buffer: every live pending tensor (of every thread) is in this graph, so no IR outside
+// it refers to the buffer, and the only holders of the buffer are the argument list and this graph's
+// leaves. `roots` are the graph's roots in order.
+std::vector<runtime::Donation> find_donations(std::span<TensorImpl* const> roots, PendingGraph& graph) {
   std::vector<runtime::Donation> donations;
   bool any_donor = false;
-  for (TensorImpl* impl : pending) any_donor = any_donor || impl->donor();
-  if (!any_donor || pending.size() != live_tensors::pending_count()) return donations;
+  size_t pending = 0;
+  for (TensorImpl* impl : roots) {
+    any_donor = any_donor || impl->donor();
+    pending += impl->is_pending();
+  }
+  if (!any_donor || pending != live_tensors::pending_count()) return donations;
   const std::vector<BufferPtr>& arguments = graph.arguments();
-  for (size_t i = 0; i < pending.size(); ++i) {
-    const Buffer* donor = pending[i]->donor();
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Buffer* donor = roots[i]->donor();
     if (!donor) continue;
     for (size_t a = 0; a < arguments.size(); ++a) {
       if (arguments[a].get() != donor) continue;
@@ -115,7 +123,15 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
   }
   ir::Graph graph = walked.build();
   const int64_t start = now_ns();
-  exe = compiler::compile(graph);
+  try {
+    exe = compiler::compile(graph);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& e) {
+    // The graph was traced by xlite, so a graph the verifier refuses is xlite's bug, not the caller's.
+    if (std::string_view(e.what()).starts_with("[verify]")) throw InternalError(std::string("a traced graph ") + e.what());
+    throw;
+  }
   (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(elapsed_ns(start));
   m.uncached.increment();
   cache.insert(hash, graph, exe);
@@ -124,13 +140,10 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
 }
 }  // namespace
 
-bool eager() { return eager_flag.load(std::memory_order_relaxed); }
+bool eager() { return eager_flag; }
 
 int debug_level() {
-  static const int level = [] {
-    const char* env = std::getenv("XLITE_DEBUG");
-    return env ? std::atoi(env) : 0;
-  }();
+  static const int level = env::settings().debug;
   return level;
 }
 
@@ -159,7 +172,6 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
       s.graph.release();
     }
   } release{s};
-  if (StepRecording* recording = StepRecording::active()) recording->ran_mid_trace = true;
   if (int64_t traced = pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
     m.tracing_time.add_sample(static_cast<double>(traced));
 
@@ -197,6 +209,42 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
   }
 }
 
+void sync_this_thread(SyncCause cause, SyncRecord* record) {
+  // Held for the sync: another thread may drop the last handle to a tensor this thread made.
+  const std::vector<std::shared_ptr<TensorImpl>> held = live_tensors::pending_in_order();
+  std::vector<TensorImpl*> impls;
+  impls.reserve(held.size());
+  for (const auto& impl : held) impls.push_back(impl.get());
+  sync_tensors(impls, cause, record);
+}
+
+debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls) {
+  std::vector<ir::NodePtr> roots;
+  for (TensorImpl* impl : impls) roots.push_back(impl->node());
+  std::lock_guard lock(sync_mutex);
+  PendingGraph walked;
+  walked.walk(std::move(roots));
+  bool hit = false;
+  std::shared_ptr<runtime::Executable> exe = find_or_compile(walked, walked.hash(), SyncCause::memory_stats, &hit);
+  debug::MemoryStats stats = exe->memory_stats();
+  const std::vector<std::pair<Shape, DType>> types = walked.argument_types();
+  for (const runtime::Donation& d : find_donations(impls, walked)) {
+    const auto& [shape, dtype] = types[d.argument];
+    const int64_t bytes = numel(shape) * dtype_size(dtype);
+    stats.alias_bytes += bytes;
+    stats.output_bytes -= bytes;
+  }
+  return stats;
+}
+
+uint64_t hash_of_this_thread() {
+  std::vector<ir::NodePtr> roots;
+  for (const auto& impl : live_tensors::pending_in_order()) roots.push_back(impl->pending());
+  PendingGraph walked;
+  walked.walk(std::move(roots));
+  return walked.hash();
+}
+
 std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash, std::span<const BufferPtr> arguments,
                                  std::span<const runtime::Donation> donations) {
   std::lock_guard lock(sync_mutex);
@@ -213,9 +261,13 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
 
 namespace xlite {
 
-void sync() { lazy::sync_tensors(live_tensors::pending_in_order(), lazy::SyncCause::user_sync); }
+void sync() {
+  note_mid_trace_run("sync", "synced");
+  lazy::sync_this_thread(lazy::SyncCause::user_sync);
+}
 
 void sync(const std::vector<Tensor>& tensors) {
+  note_mid_trace_run("sync", "synced");
   std::vector<TensorImpl*> impls;
   for (const Tensor& t : tensors)
     if (t.defined()) impls.push_back(t.impl().get());

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/elements.h"
+#include "core/step_recording.h"
 #include "lazy/sync.h"
 #include "xlite/error.h"
 #include "xlite/metrics.h"
@@ -15,6 +16,8 @@ namespace {
 const Buffer& materialized(const Tensor& t, const char* op) {
   if (!t.defined()) throw Error(std::string("[") + op + "] the tensor is undefined");
   TensorImpl* impl = t.impl().get();
+  // Also for data that is already there: a trace that branches on it would replay the wrong branch.
+  note_mid_trace_run(op, "read a value on the host");
   if (impl->is_pending()) lazy::sync_tensors({&impl, 1}, lazy::SyncCause::value_read);
   metrics::increment_counter("TransferFromDevice");
   return *impl->data();

@@ -69,7 +69,7 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
 }
 
 void Module::train(bool on) {
-  training_ = on;
+  training_.set(on);
   for (auto& [name, child] : children_) child->train(on);
 }
 

@@ -1,11 +1,14 @@
 #include "ops/op_support.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
 #include "autograd/grad_mode.h"
+#include "autograd/saved_values.h"
 #include "core/clock.h"
+#include "core/step_recording.h"
 #include "lazy/sync.h"
 #include "runtime/allocator.h"
 #include "xlite/metrics.h"
@@ -14,6 +17,7 @@ namespace xlite::ops {
 namespace {
 thread_local int op_depth = 0;
 thread_local const char* op_name_now = "";
+thread_local const TensorImpl* in_place_target = nullptr;
 
 int category(DType d) { return d == DType::bool_ ? 0 : is_floating(d) ? 2 : 1; }
 int float_rank(DType d) { return d == DType::f64 ? 2 : d == DType::f32 ? 1 : 0; }
@@ -64,6 +68,7 @@ OpScope::~OpScope() {
 Tensor OpScope::finish(Tensor result) {
   if (!outermost_) return result;
   if (lazy::eager()) {
+    note_mid_trace_run(op_name_now, "ran an op eagerly");
     TensorImpl* impl = result.impl().get();
     lazy::sync_tensors({&impl, 1}, lazy::SyncCause::eager_op);
   } else {
@@ -75,6 +80,7 @@ Tensor OpScope::finish(Tensor result) {
 std::vector<Tensor> OpScope::finish(std::vector<Tensor> results) {
   if (!outermost_) return results;
   if (lazy::eager()) {
+    note_mid_trace_run(op_name_now, "ran an op eagerly");
     std::vector<TensorImpl*> impls;
     for (const Tensor& t : results) impls.push_back(t.impl().get());
     lazy::sync_tensors(impls, lazy::SyncCause::eager_op);
@@ -83,6 +89,9 @@ std::vector<Tensor> OpScope::finish(std::vector<Tensor> results) {
   }
   return results;
 }
+
+InPlaceScope::InPlaceScope(const TensorImpl* target) : previous_(in_place_target) { in_place_target = target; }
+InPlaceScope::~InPlaceScope() { in_place_target = previous_; }
 
 const char* current_op() { return op_name_now; }
 
@@ -130,7 +139,22 @@ Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs) {
     requires_grad = requires_grad || nodes.back()->requires_grad;
   }
   requires_grad = requires_grad && autograd::is_grad_enabled() && differentiable(op);
-  return wrap(ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now, requires_grad));
+  std::array<bool, 3> needs_grad{};
+  for (size_t k = 0; k < nodes.size() && k < needs_grad.size(); ++k) needs_grad[k] = nodes[k]->requires_grad;
+  std::shared_ptr<ir::Node> node = ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now, requires_grad);
+  Tensor result = wrap(node);
+  if (!requires_grad) return result;
+  const autograd::SavedValues saved = autograd::saved_values(op, needs_grad);
+  if (saved.operands == 0 && !saved.result) return result;
+  auto meta = std::make_shared<NodeMeta>();
+  auto save = [&](const std::shared_ptr<TensorImpl>& impl, int32_t operand) {
+    meta->saved.push_back({impl, impl->version() + (impl.get() == in_place_target ? 1 : 0), operand});
+  };
+  for (size_t k = 0; k < operands.size() && k < 32; ++k)
+    if (saved.operands & (1u << k)) save(operands[k].impl(), static_cast<int32_t>(k));
+  if (saved.result) save(result.impl(), -1);
+  node->autograd = std::move(meta);  // not shared yet: only the result holds the node
+  return result;
 }
 
 ir::NodePtr scalar_node(Scalar value, DType dtype) {

@@ -29,6 +29,20 @@ class OpScope {
   long long start_ns_;
 };
 
+// While an in-place op builds the value it writes, the tensor it updates. A node that saves that tensor
+// for its gradient reads the value from before the update (which the IR keeps), so it records the
+// version the tensor will have after it.
+class InPlaceScope {
+ public:
+  explicit InPlaceScope(const TensorImpl* target);
+  ~InPlaceScope();
+  InPlaceScope(const InPlaceScope&) = delete;
+  InPlaceScope& operator=(const InPlaceScope&) = delete;
+
+ private:
+  const TensorImpl* previous_;
+};
+
 // The name of the public op being built on this thread ("" outside any op).
 const char* current_op();
 bool differentiable(ir::OpId op);

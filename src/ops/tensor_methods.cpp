@@ -1,4 +1,5 @@
 // Tensor methods: in-place ops and method forms of ops.
+#include "autograd/grad_mode.h"
 #include "ops/op_support.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
@@ -18,6 +19,9 @@ Tensor in_place_value(const Tensor& self, const Tensor& result) {
 }  // namespace
 
 Tensor& Tensor::assign_(const Tensor& value) {
+  if (impl_->is_grad_leaf() && autograd::is_grad_enabled())
+    ops::fail("a leaf tensor that requires grad cannot be updated in place while grad mode is on (its gradient "
+              "would be lost); update it inside a NoGradGuard, as optimizers do");
   // A value that already ran (eager mode) is bound as data: nothing is left pending.
   if (value.impl()->is_pending()) impl_->set_pending(value.impl()->pending());
   else impl_->assign_data(value.impl()->data(), value.impl()->requires_grad() ? value.impl()->autograd_node() : nullptr);
@@ -27,11 +31,13 @@ Tensor& Tensor::assign_(const Tensor& value) {
 #define XLITE_IN_PLACE(method, fn)                                    \
   Tensor& Tensor::method(const Tensor& other) {                       \
     ops::OpScope scope(#method);                                      \
+    ops::InPlaceScope target(&ops::impl_of(*this));                   \
     Tensor value = scope.finish(in_place_value(*this, fn(*this, other))); \
     return assign_(value);                                            \
   }                                                                   \
   Tensor& Tensor::method(Scalar other) {                              \
     ops::OpScope scope(#method);                                      \
+    ops::InPlaceScope target(&ops::impl_of(*this));                   \
     Tensor value = scope.finish(in_place_value(*this, fn(*this, other))); \
     return assign_(value);                                            \
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/environment.h"
 #include "xlite/error.h"
 
 namespace xlite::runtime {
@@ -12,11 +13,7 @@ namespace {
 constexpr size_t kAlignment = 64;
 
 int64_t default_limit() {
-  if (const char* env = std::getenv("XLITE_MEMORY_LIMIT")) {
-    char* end = nullptr;
-    long long v = std::strtoll(env, &end, 10);
-    if (end != env && v > 0) return v;
-  }
+  if (int64_t limit = env::settings().memory_limit; limit > 0) return limit;
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : (int64_t{1} << 34);

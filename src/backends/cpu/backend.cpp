@@ -191,7 +191,7 @@ class CpuExecutable final : public runtime::Executable {
           if (numel(a) > 0 && numel(b) > 0 && step.work > 0) {
             const auto& views = step.region.operand_views;
             if (views.size() != 2 || !views[0] || !views[1])
-              throw Error("[cpu] a matmul operand of %" + std::to_string(step.region.root) + " is neither computed nor a view of a computed value");
+              throw InternalError("[cpu] a matmul operand of %" + std::to_string(step.region.root) + " is neither computed nor a view of a computed value");
             step.view_a = *views[0];
             step.view_b = *views[1];
             step.matmul = std::make_shared<Matmul>(a, step.view_a.strides, b, step.view_b.strides);
@@ -256,7 +256,7 @@ class CpuExecutable final : public runtime::Executable {
     for (const runtime::Donation& d : donations)
       if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
     if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
-      throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
+      throw InternalError("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
     // From the first write into a donated buffer on, nothing may fail: the later outputs are allocated
     // before it, so running out of memory cannot leave a donor half overwritten.
     int64_t first_donated = static_cast<int64_t>(steps_.size());

@@ -11,10 +11,9 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <unordered_map>
 
-#include "backends/cpu/jit.h"
+#include "backends/cpu/emitter.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/math.h"
 #include "xlite/error.h"
@@ -268,7 +267,7 @@ class Emitter {
       case OpId::ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
       case OpId::round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
       case OpId::reciprocal: return b_.CreateFDiv(fconst(d, 1), x);
-      default: throw Error("[cpu] no code for unary " + std::string(ir::op_name(op)));
+      default: throw InternalError("[cpu] no code for unary " + std::string(ir::op_name(op)));
     }
   }
 
@@ -347,7 +346,7 @@ class Emitter {
         default: break;
       }
     }
-    throw Error("[cpu] no code for binary " + std::string(ir::op_name(op)));
+    throw InternalError("[cpu] no code for binary " + std::string(ir::op_name(op)));
   }
 
   llvm::Value* compare(OpId op, DType d, llvm::Value* a, llvm::Value* c) {
@@ -594,9 +593,9 @@ class Emitter {
       case OpClass::Reduce:
         // A row reduction, computed before the row's elements (emit_elementwise_loop).
         if (auto it = row_values_.find(id); it != row_values_.end()) return it->second;
-        throw Error("[cpu] " + std::string(ir::op_name(instr.op)) + " is fused into a loop that does not run by its rows");
+        throw InternalError("[cpu] " + std::string(ir::op_name(instr.op)) + " is fused into a loop that does not run by its rows");
       default:
-        throw Error("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
+        throw InternalError("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
     }
   }
 
@@ -913,45 +912,10 @@ class Emitter {
   std::unordered_map<int32_t, llvm::Value*> row_values_;  // row reductions of the current row
 };
 
-struct KernelCache {
-  std::mutex mutex;
-  std::unordered_map<std::string, CompiledKernel> kernels;
-  int64_t compiled = 0;
-  int64_t hits = 0;
-};
-KernelCache& kernel_cache() {
-  static KernelCache* cache = new KernelCache();
-  return *cache;
-}
 }  // namespace
 
-CompiledKernel compile_kernel(const ir::Graph& body) {
-  std::string key = ir::to_text(body);
-  KernelCache& cache = kernel_cache();
-  {
-    std::lock_guard lock(cache.mutex);
-    if (auto it = cache.kernels.find(key); it != cache.kernels.end()) {
-      ++cache.hits;
-      return it->second;
-    }
-  }
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>("xlite_kernel", *context);
-  Emitter(body, *context, *module).emit("xlite_kernel");
-  CompiledKernel kernel;
-  kernel.fn = reinterpret_cast<KernelFn>(Jit::instance().add(std::move(module), std::move(context), "xlite_kernel", &kernel.code_bytes));
-  std::lock_guard lock(cache.mutex);
-  ++cache.compiled;
-  return cache.kernels.emplace(key, kernel).first->second;
-}
-
-int64_t kernels_compiled() {
-  std::lock_guard lock(kernel_cache().mutex);
-  return kernel_cache().compiled;
-}
-int64_t kernel_cache_hits() {
-  std::lock_guard lock(kernel_cache().mutex);
-  return kernel_cache().hits;
+void emit_kernel(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, const std::string& name) {
+  Emitter(body, context, module).emit(name);
 }
 
 }  // namespace xlite::backends::cpu

@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "backends/cpu/kernel.h"
+#include "core/environment.h"
 #include "xlite/error.h"
 
 namespace xlite::backends::cpu {
@@ -30,15 +31,33 @@ struct Jit::State {
   std::string triple;
   std::mutex mutex;
   std::atomic<int64_t> last_object_bytes{0};
-  int64_t module_count = 0;
+  std::atomic<int64_t> modules_alive{0};
 };
+
+namespace {
+// Owns one module's resources in the JIT. Nothing can still run the code: every program that calls it
+// holds this object.
+struct ModuleResources {
+  ModuleResources(llvm::orc::ResourceTrackerSP t, std::atomic<int64_t>* a) : tracker(std::move(t)), alive(a) {
+    alive->fetch_add(1);
+  }
+  ModuleResources(const ModuleResources&) = delete;
+  ModuleResources& operator=(const ModuleResources&) = delete;
+  llvm::orc::ResourceTrackerSP tracker;
+  std::atomic<int64_t>* alive;
+  ~ModuleResources() {
+    if (llvm::Error error = tracker->remove()) llvm::consumeError(std::move(error));  // nothing to do but leak it
+    alive->fetch_sub(1);
+  }
+};
+}  // namespace
 
 namespace {
 [[noreturn]] void fail(const std::string& what, llvm::Error error) {
   std::string message;
   llvm::raw_string_ostream os(message);
   os << error;
-  throw Error("[jit] " + what + ": " + os.str());
+  throw InternalError("[jit] " + what + ": " + os.str());
 }
 
 template <class T>
@@ -83,14 +102,15 @@ Jit::Jit() : state_(std::make_unique<State>()) {
 const llvm::DataLayout& Jit::data_layout() const { return state_->layout; }
 const std::string& Jit::triple() const { return state_->triple; }
 
-void* Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-               const std::string& entry, int64_t* code_bytes) {
+int64_t Jit::modules_alive() const { return state_->modules_alive.load(); }
+
+JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context, const std::string& entry) {
   std::lock_guard lock(state_->mutex);
   module->setDataLayout(state_->layout);
   module->setTargetTriple(state_->triple);
   std::string broken;
   llvm::raw_string_ostream errors(broken);
-  if (llvm::verifyModule(*module, &errors)) throw Error("[jit] generated invalid IR: " + errors.str());
+  if (llvm::verifyModule(*module, &errors)) throw InternalError("[jit] generated invalid IR: " + errors.str());
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -107,19 +127,16 @@ void* Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMC
   passes.crossRegisterProxies(lam, fam, cgam, mam);
   passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
   // XLITE_DUMP_IR=1 prints every kernel as optimised LLVM IR, to see what the vectoriser made of it.
-  static const bool dump = std::getenv("XLITE_DUMP_IR") != nullptr;
+  static const bool dump = env::settings().dump_ir;
   if (dump) module->print(llvm::errs(), nullptr);
 
-  // Each module gets its own dylib so that equal symbol names in different kernels never clash.
-  auto created = state_->jit->createJITDylib("kernel" + std::to_string(state_->module_count++));
-  if (!created) fail("creating a dylib", created.takeError());
-  llvm::orc::JITDylib& dylib = *created;
-  dylib.addToLinkOrder(state_->jit->getMainJITDylib());
-  if (auto error = state_->jit->addIRModule(dylib, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+  // Every module goes into the main dylib under a tracker of its own, so that its code can be removed.
+  llvm::orc::JITDylib& dylib = state_->jit->getMainJITDylib();
+  auto resources = std::make_shared<ModuleResources>(dylib.createResourceTracker(), &state_->modules_alive);
+  if (auto error = state_->jit->addIRModule(resources->tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
     fail("adding a module", std::move(error));
   auto address = take(state_->jit->lookup(dylib, entry), "looking up the kernel");
-  if (code_bytes) *code_bytes = state_->last_object_bytes;
-  return address.toPtr<void*>();
+  return JitCode{address.toPtr<void*>(), state_->last_object_bytes, std::move(resources)};
 }
 
 }  // namespace xlite::backends::cpu

@@ -9,12 +9,19 @@
 
 namespace xlite::backends::cpu {
 
+// A module's machine code in the JIT: removed from it (its memory freed) when the last holder lets go.
+struct JitCode {
+  void* entry = nullptr;
+  int64_t code_bytes = 0;
+  std::shared_ptr<const void> owner;
+};
+
 class Jit {
  public:
   static Jit& instance();
-  // Optimises the module for the host and adds it; returns the address of `entry` and the object size.
-  void* add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-            const std::string& entry, int64_t* code_bytes);
+  // Optimises the module for the host and adds it; `entry` must be a name no other live module defines.
+  JitCode add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context, const std::string& entry);
+  int64_t modules_alive() const;
   const llvm::DataLayout& data_layout() const;
   const std::string& triple() const;
 

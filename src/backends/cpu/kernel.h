@@ -1,6 +1,7 @@
 #pragma once
 // Compiled region kernels. The LLVM types stay inside this folder's .cpp files.
 #include <cstdint>
+#include <memory>
 
 #include "ir/graph.h"
 
@@ -22,15 +23,23 @@ struct KernelStatus {
 
 struct CompiledKernel {
   KernelFn fn = nullptr;
-  int64_t code_bytes = 0;  // object code of the module that holds it
+  int64_t code_bytes = 0;            // object code of the module that holds it
+  std::shared_ptr<const void> code;  // the machine code stays in the JIT while this is held
 };
 
 // Compiles (or finds in the kernel cache, keyed by the region's text) the loop for a region body whose
-// output is a Loop or Reduce root.
+// output is a Loop or Reduce root. The cache keeps the most recently used kernels
+// (XLITE_KERNEL_CACHE_SIZE, default 4096); a kernel it drops stays alive for the programs that run it
+// and leaves the JIT with the last of them.
 CompiledKernel compile_kernel(const ir::Graph& body);
 
-// Kernels compiled and cache hits in this process.
+// Kernels compiled and cache hits in this process, kernels in the cache now, and modules of machine code
+// the JIT holds now.
 int64_t kernels_compiled();
 int64_t kernel_cache_hits();
+int64_t kernels_cached();
+int64_t jit_modules_alive();
+// Sets the kernel cache's bound (tests); drops the least recently used kernels past it.
+void set_kernel_cache_size(int64_t kernels);
 
 }  // namespace xlite::backends::cpu

@@ -15,8 +15,10 @@
 namespace xlite::backends::cpu {
 namespace {
 void check(dnnl_status_t status, const char* op, const char* what) {
-  if (status != dnnl_success)
-    throw Error(std::string("[") + op + "] oneDNN " + what + " failed with status " + std::to_string(static_cast<int>(status)));
+  if (status == dnnl_success) return;
+  if (status == dnnl_out_of_memory) throw Error(std::string("[") + op + "] out of memory in oneDNN's " + what);
+  // Any other status means xlite handed oneDNN something it should not have.
+  throw InternalError(std::string("[") + op + "] oneDNN " + what + " failed with status " + std::to_string(static_cast<int>(status)));
 }
 
 // One CPU engine and stream for the process; oneDNN runs its own OpenMP threads inside.

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/environment.h"
+
 namespace xlite::backends::cpu {
 
 struct StepProfile::Entry {
@@ -55,10 +57,7 @@ Table& table() {
 }  // namespace
 
 bool profiling() {
-  static const bool on = [] {
-    const char* env = std::getenv("XLITE_PROFILE");
-    return env && *env && std::string(env) != "0";
-  }();
+  static const bool on = env::settings().profile;
   return on;
 }
 

@@ -34,7 +34,7 @@ class ReferenceExecutable final : public runtime::Executable {
   // The oracle never reuses argument buffers: it is the plain semantics that donation must match.
   std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const runtime::Donation>) override {
     if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
-      throw Error("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " +
+      throw InternalError("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " +
                   std::to_string(args.size()));
     const KernelTable& table = kernels();
     std::vector<Value> values(graph_.instrs.size());
@@ -45,7 +45,7 @@ class ReferenceExecutable final : public runtime::Executable {
         const BufferPtr& arg = args[instr.attrs.get_int(ir::AttrKey::index)];
         int64_t n = numel(instr.shape);
         if (arg->bytes() < static_cast<size_t>(n * dtype_size(instr.dtype)))
-          throw Error("[run] argument " + std::to_string(instr.attrs.get_int(ir::AttrKey::index)) +
+          throw InternalError("[run] argument " + std::to_string(instr.attrs.get_int(ir::AttrKey::index)) +
                       " is smaller than its type " + shape_str(instr.shape));
         values[i] = Value{arg, instr.shape, instr.dtype, n};
       } else {
@@ -85,7 +85,7 @@ class ReferenceBackend final : public runtime::Backend {
   std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override {
     for (const ir::Instr& instr : graph.instrs)
       if (instr.op != ir::OpId::parameter && !kernels()[static_cast<int>(instr.op)])
-        throw Error("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
+        throw InternalError("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
     return std::make_shared<ReferenceExecutable>(graph);
   }
 };

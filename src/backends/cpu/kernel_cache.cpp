@@ -1,0 +1,90 @@
+// The kernel cache: compiled region loops by the region body's text, so graphs that share a region
+// compile it once. Bounded (least recently used out), since every kernel is machine code in the JIT; a
+// kernel that leaves the cache lives on in the programs that hold it.
+#include <list>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "backends/cpu/emitter.h"
+#include "backends/cpu/jit.h"
+#include "backends/cpu/kernel.h"
+#include "core/environment.h"
+#include "ir/graph.h"
+
+namespace xlite::backends::cpu {
+namespace {
+
+struct KernelCache {
+  std::mutex mutex;
+  std::list<std::pair<std::string, CompiledKernel>> lru;  // most recent first
+  std::unordered_map<std::string, std::list<std::pair<std::string, CompiledKernel>>::iterator> index;
+  int64_t capacity = env::settings().kernel_cache_size;
+  int64_t compiled = 0;
+  int64_t hits = 0;
+  int64_t names = 0;  // entry symbols are unique within the JIT
+
+  void evict_locked() {
+    while (static_cast<int64_t>(lru.size()) > capacity) {
+      index.erase(lru.back().first);
+      lru.pop_back();
+    }
+  }
+};
+
+KernelCache& kernel_cache() {
+  static KernelCache* cache = new KernelCache();  // never destroyed: kernels may run during exit
+  return *cache;
+}
+
+}  // namespace
+
+CompiledKernel compile_kernel(const ir::Graph& body) {
+  std::string key = ir::to_text(body);
+  KernelCache& cache = kernel_cache();
+  std::string name;
+  {
+    std::lock_guard lock(cache.mutex);
+    if (auto it = cache.index.find(key); it != cache.index.end()) {
+      ++cache.hits;
+      cache.lru.splice(cache.lru.begin(), cache.lru, it->second);
+      return it->second->second;
+    }
+    name = "xlite_kernel_" + std::to_string(cache.names++);
+  }
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>("xlite_kernel", *context);
+  emit_kernel(body, *context, *module, name);
+  JitCode code = Jit::instance().add(std::move(module), std::move(context), name);
+  CompiledKernel kernel{reinterpret_cast<KernelFn>(code.entry), code.code_bytes, std::move(code.owner)};
+  std::lock_guard lock(cache.mutex);
+  ++cache.compiled;
+  if (auto it = cache.index.find(key); it != cache.index.end()) return it->second->second;  // another thread won
+  cache.lru.emplace_front(key, kernel);
+  cache.index.emplace(std::move(key), cache.lru.begin());
+  cache.evict_locked();
+  return kernel;
+}
+
+int64_t kernels_compiled() {
+  std::lock_guard lock(kernel_cache().mutex);
+  return kernel_cache().compiled;
+}
+int64_t kernel_cache_hits() {
+  std::lock_guard lock(kernel_cache().mutex);
+  return kernel_cache().hits;
+}
+int64_t kernels_cached() {
+  std::lock_guard lock(kernel_cache().mutex);
+  return static_cast<int64_t>(kernel_cache().lru.size());
+}
+int64_t jit_modules_alive() { return Jit::instance().modules_alive(); }
+
+void set_kernel_cache_size(int64_t kernels) {
+  KernelCache& cache = kernel_cache();
+  std::lock_guard lock(cache.mutex);
+  cache.capacity = kernels < 1 ? 1 : kernels;
+  cache.evict_locked();
+}
+
+}  // namespace xlite::backends::cpu
