@@ -24,14 +24,12 @@ void StepRecording::note_flag(const std::shared_ptr<const detail::FlagCell>& cel
 StepRecording* StepRecording::active() { return active_recording; }
 void StepRecording::set_active(StepRecording* recording) { active_recording = recording; }
 
-void note_mid_trace_run(const std::string& op, const char* what) {
-  StepRecording* recording = StepRecording::active();
-  if (!recording) return;
-  if (recording->full_graph)
-    throw Error("[" + op + "] compile(fn, {.full_graph = true}): fn " + what +
+void note_run_in_trace(StepRecording& recording, const char* op, const char* what) {
+  if (recording.full_graph)
+    throw Error(std::string("[") + op + "] compile(fn, {.full_graph = true}): fn " + what +
                 " while tracing, which splits the step into several graphs and makes it depend on data; move "
                 "it out of fn, or compile without full_graph");
-  if (recording->ran_mid_trace.empty()) recording->ran_mid_trace = std::string(what) + " (" + op + ")";
+  if (recording.ran_mid_trace.empty()) recording.ran_mid_trace = std::string(what) + " (" + op + ")";
 }
 
 }  // namespace xlite

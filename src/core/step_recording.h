@@ -57,7 +57,11 @@ struct StepRecording {
 
 // Called by everything that runs work or reads data on the host (value reads, sync(), eager ops): inside
 // a trace it marks the step as not replayable, or raises xlite::Error under full_graph. `op` is the
-// public op ("item", "sync", "add"), `what` says what it did ("read a value on the host").
-void note_mid_trace_run(const std::string& op, const char* what);
+// public op ("item", "sync", "add"), `what` says what it did ("read a value on the host"). Every eager op
+// calls it, so outside a trace it costs a thread-local read.
+void note_run_in_trace(StepRecording& recording, const char* op, const char* what);
+inline void note_mid_trace_run(const char* op, const char* what) {
+  if (StepRecording* recording = StepRecording::active()) note_run_in_trace(*recording, op, what);
+}
 
 }  // namespace xlite

@@ -77,12 +77,11 @@ Scratch& scratch() {
 std::vector<runtime::Donation> find_donations(std::span<TensorImpl* const> roots, PendingGraph& graph) {
   std::vector<runtime::Donation> donations;
   bool any_donor = false;
+  for (TensorImpl* impl : roots) any_donor = any_donor || impl->donor();
+  if (!any_donor) return donations;
   size_t pending = 0;
-  for (TensorImpl* impl : roots) {
-    any_donor = any_donor || impl->donor();
-    pending += impl->is_pending();
-  }
-  if (!any_donor || pending != live_tensors::pending_count()) return donations;
+  for (TensorImpl* impl : roots) pending += impl->is_pending();
+  if (pending != live_tensors::pending_count()) return donations;
   const std::vector<BufferPtr>& arguments = graph.arguments();
   for (size_t i = 0; i < roots.size(); ++i) {
     const Buffer* donor = roots[i]->donor();
