@@ -54,7 +54,8 @@ struct Node {
   bool requires_grad = false;
 };
 
-// Checks operand types against the op's shape rule and computes the result type; throws xlite::Error.
+// Checks operand types against the op's shape rule and computes the result type, whose shape is
+// addressable (ir/sizes.h); throws xlite::Error.
 TypedShape infer_type(OpId op, std::span<const OperandType> operands, const Attrs& attrs);
 
 NodePtr make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "", bool requires_grad = false);
