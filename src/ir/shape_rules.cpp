@@ -311,7 +311,7 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
 
 TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
   TypedShape result = infer_unchecked(op, in, attrs);
-  require_addressable(op_name(op), result.shape, result.dtype);
+  if (!addressable(result.shape, result.dtype)) fail_unaddressable(op_name(op), result.shape, result.dtype);
   return result;
 }
 
