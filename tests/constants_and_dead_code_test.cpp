@@ -110,6 +110,23 @@ TEST(Constants, PadValuesFollowTheSameRule) {
   }
 }
 
+TEST(Constants, FullRefusesValuesTheDtypeCannotHoldLikePyTorch) {
+  // 1e30 as an i64 was undefined behaviour; 2^40 as an i32 wrapped to 0 without a word.
+  EXPECT_EQ(ErrorMessage([] { xl::full({2}, 1e30, DType::i64); }), "[full] value 1e+30 cannot be represented in i64");
+  EXPECT_EQ(ErrorMessage([] { xl::full({2}, int64_t{1} << 40, DType::i32); }), "[full] value 1099511627776 cannot be represented in i32");
+  EXPECT_EQ(ErrorMessage([] { xl::full({2}, 300, DType::u8); }), "[full] value 300 cannot be represented in u8");
+  EXPECT_EQ(ErrorMessage([] { xl::full({2}, -1.0, DType::u8); }), "[full] value -1 cannot be represented in u8");
+  EXPECT_EQ(ErrorMessage([] { xl::full({2}, 0.5, DType::i32); }), "[full] value 0.5 cannot be represented in i32");
+  auto t = xl::zeros({2}, DType::i32);
+  EXPECT_EQ(ErrorMessage([&] { t.fill_(int64_t{1} << 40); }), "[fill_] value 1099511627776 cannot be represented in i32");
+  for (const std::string& backend : Backends()) {
+    EXPECT_EQ(ValuesOn<uint8_t>(xl::full({2}, -1, DType::u8), backend), (std::vector<uint8_t>{255, 255})) << backend;
+    EXPECT_EQ(ValuesOn<int32_t>(xl::full({1}, 2147483647, DType::i32), backend), (std::vector<int32_t>{2147483647})) << backend;
+    EXPECT_EQ(ValuesOn<int64_t>(xl::full({1}, -9.0e18, DType::i64), backend), (std::vector<int64_t>{-9000000000000000000})) << backend;
+    EXPECT_EQ(ValuesOn<uint8_t>(xl::full({1}, 0.5, DType::bool_), backend), (std::vector<uint8_t>{1})) << backend;
+  }
+}
+
 const char* kDeadBadValues =
     "%0 = parameter(index=0) : f32[3]\n"
     "%1 = parameter(index=1) : i64[1]\n"

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "xlite/dtype.h"
+
 namespace xlite::ir {
 
 // X(id, text name, arity (-1: variadic), class)
@@ -135,6 +137,10 @@ bool op_from_name(std::string_view name, OpId* op);
 // it (cross_entropy's gather), else "[op] message". Shape-rule errors at trace time and value errors at run
 // time both read this way.
 std::string blame_message(const char* origin, OpId op, std::string_view message);
+// Whether v is a value of dtype, as constant and pad value attributes must be: for a bool 0 or 1, for an
+// integer dtype an integer in its range; floating dtypes take any double.
+bool holds_value(DType dtype, double v);
+
 // A number for an error message: the shortest text that reads back as v (1e-30, 0.5, inf).
 std::string number_text(double v);
 

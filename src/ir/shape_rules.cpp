@@ -33,20 +33,6 @@ void require_dims_valid(OpId op, const std::vector<int64_t>& dims, size_t rank, 
   }
 }
 
-// Integer and bool constants (and pad values) must be values of their dtype: converting anything else to
-// an integer is undefined behaviour in C++ and in LLVM, so backends would disagree (0.5 as a bool was
-// false on one and true on the other). Floating dtypes take any double (they round; inf and nan exist).
-bool holds_value(DType dtype, double v) {
-  if (is_floating(dtype)) return true;
-  if (!std::isfinite(v) || v != std::trunc(v)) return false;
-  switch (dtype) {
-    case DType::bool_: return v == 0 || v == 1;
-    case DType::u8: return v >= 0 && v <= 255;
-    case DType::i32: return v >= -2147483648.0 && v <= 2147483647.0;
-    default: return v >= -9223372036854775808.0 && v < 9223372036854775808.0;  // i64
-  }
-}
-
 void require_value(OpId op, DType dtype, double v) {
   if (holds_value(dtype, v)) return;
   fail(op, "value " + number_text(v) +
@@ -308,6 +294,19 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
 }
 
 }  // namespace
+
+// Converting anything else to an integer is undefined behaviour in C++ and in LLVM, so backends would
+// disagree (0.5 as a bool was false on the reference and true on the cpu backend).
+bool holds_value(DType dtype, double v) {
+  if (is_floating(dtype)) return true;
+  if (!std::isfinite(v) || v != std::trunc(v)) return false;
+  switch (dtype) {
+    case DType::bool_: return v == 0 || v == 1;
+    case DType::u8: return v >= 0 && v <= 255;
+    case DType::i32: return v >= -2147483648.0 && v <= 2147483647.0;
+    default: return v >= -9223372036854775808.0 && v < 9223372036854775808.0;  // i64
+  }
+}
 
 TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
   TypedShape result = infer_unchecked(op, in, attrs);

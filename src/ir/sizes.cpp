@@ -14,7 +14,8 @@ std::optional<int64_t> checked_numel(const Shape& shape) {
 }
 
 void fail_unaddressable(std::string_view op, const Shape& shape, DType dtype) {
-  const std::string prefix = "[" + std::string(op) + "] shape " + shape_str(shape);
+  std::string prefix = "[";
+  prefix.append(op).append("] shape ").append(shape_str(shape));
   for (int64_t d : shape)
     if (d < 0) throw Error(prefix + " has a negative dim " + std::to_string(d));
   throw Error(prefix + " of " + std::string(dtype_name(dtype)) + " is too large for 64-bit sizes: its non-zero dims times " +

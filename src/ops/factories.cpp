@@ -24,6 +24,18 @@ using ops::OpScope;
 
 void check_shape(const Shape& shape, DType dtype) { ir::require_addressable(ops::current_op(), shape, dtype); }
 
+// Whether full() can fill a dtype with the value, as PyTorch decides: any number makes a float or a bool;
+// an integer dtype takes an integral value in its range (converting another is undefined behaviour), and
+// negative integers wrap into u8.
+bool fills(Scalar value, DType dtype) {
+  if (is_floating(dtype) || dtype == DType::bool_) return true;
+  if (value.is_floating()) return ir::holds_value(dtype, value.to_double());
+  const int64_t v = value.to_int();
+  if (dtype == DType::i32) return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+  if (dtype == DType::u8) return v >= -255 && v <= 255;
+  return true;
+}
+
 Tensor upload(const void* data, size_t bytes, const Shape& shape, DType dtype, Device device) {
   BufferPtr buffer = runtime::allocator(device).allocate(bytes);
   if (bytes) std::memcpy(buffer->data(), data, bytes);
@@ -105,8 +117,9 @@ template Tensor tensor<bool>(const std::vector<bool>&, Device);
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
   OpScope scope("full");
   check_shape(shape, dtype);
-  if (value.is_floating() && !is_floating(dtype) && dtype != DType::bool_ && value.to_double() != std::trunc(value.to_double()))
-    ops::fail("value " + std::to_string(value.to_double()) + " cannot be represented in " + std::string(dtype_name(dtype)));
+  if (!fills(value, dtype))
+    ops::fail("value " + (value.is_floating() ? ir::number_text(value.to_double()) : std::to_string(value.to_int())) +
+              " cannot be represented in " + std::string(dtype_name(dtype)));
   return scope.finish(ops::broadcast_to_shape(ops::scalar_tensor(value, dtype), shape));
 }
 Tensor zeros(const Shape& shape, DType dtype, Device device) {
