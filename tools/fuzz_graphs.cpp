@@ -1,13 +1,16 @@
 // xlite-fuzz-graphs: differential fuzzing of backends on random graphs (see compiler/random_graph.h).
 //
 //   xlite-fuzz-graphs [--seed S] [--count N] [--backend B] [--against A] [--minutes M]
-//                     [--rtol R] [--atol T] [--out-of-range P] [--print]
+//                     [--rtol R] [--atol T] [--out-of-range P] [--print] [--shape-rules]
 //
 // Graph i uses seed S + i for both the graph and its arguments. Every backend B (default: every backend
 // but the one it is compared against) is compared with A (default "reference"). Runs N graphs (default
 // 1000, or no limit when --minutes is given) or until M minutes have passed, printing progress. On the
 // first mismatch it prints the message with the text IR of the graph and a command that reproduces it,
 // and exits 1. --print prints the text IR of every graph (with --count 1: to look at one seed).
+// --shape-rules fuzzes the shape rules instead (compiler/random_shape_rules.h): case i uses seed S + i,
+// N cases (default 1000000) or M minutes; the first rule that wraps or throws anything but xlite::Error is
+// printed, and the tool exits 1.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -18,6 +21,7 @@
 
 #include "compiler/cache.h"
 #include "compiler/random_graph.h"
+#include "compiler/random_shape_rules.h"
 #include "ir/graph.h"
 #include "xlite/error.h"
 
@@ -26,8 +30,27 @@ namespace {
 int usage(const char* message) {
   if (message) std::cerr << "xlite-fuzz-graphs: " << message << "\n";
   std::cerr << "usage: xlite-fuzz-graphs [--seed S] [--count N] [--backend B] [--against A] [--minutes M]\n"
-               "                         [--rtol R] [--atol T] [--out-of-range P] [--print]\n";
+               "                         [--rtol R] [--atol T] [--out-of-range P] [--print] [--shape-rules]\n";
   return 2;
+}
+
+int fuzz_shape_rules(uint64_t seed, int64_t count, double minutes) {
+  namespace xc = xlite::compiler;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed_s = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  int64_t done = 0, accepted = 0;
+  for (; done < count && !(minutes > 0 && elapsed_s() > minutes * 60); ++done) {
+    const uint64_t s = seed + static_cast<uint64_t>(done);
+    xc::ShapeRuleOutcome outcome = xc::check_shape_rule(xc::random_shape_rule_case(s));
+    if (!outcome.ok) {
+      std::cout << "[fuzz] FAILED: the shape rule for seed " << s << " " << outcome.message << std::endl;
+      return 1;
+    }
+    accepted += outcome.accepted;
+  }
+  std::cout << "[fuzz] done: " << done << " shape-rule cases ok (seeds " << seed << ".." << seed + done - (done > 0)
+            << ", " << accepted << " accepted) in " << elapsed_s() << " s" << std::endl;
+  return 0;
 }
 
 }  // namespace
@@ -40,7 +63,7 @@ int main(int argc, char** argv) {
   double rtol = 1e-4, atol = 1e-4;
   std::vector<std::string> backends;
   std::string against = "reference";
-  bool print = false;
+  bool print = false, shape_rules = false;
   xc::RandomGraphOptions options;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -67,6 +90,8 @@ int main(int argc, char** argv) {
         options.out_of_range_index_probability = std::stod(value());
       else if (arg == "--print")
         print = true;
+      else if (arg == "--shape-rules")
+        shape_rules = true;
       else if (arg == "--help" || arg == "-h")
         return usage(nullptr), 0;
       else
@@ -75,7 +100,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage(e.what());
   }
-  if (count < 0) count = minutes > 0 ? std::numeric_limits<int64_t>::max() : 1000;
+  if (count < 0) count = minutes > 0 ? std::numeric_limits<int64_t>::max() : shape_rules ? 1000000 : 1000;
+  if (shape_rules) return fuzz_shape_rules(seed, count, minutes);
   if (backends.empty())
     for (const std::string& name : xc::backend_names())
       if (name != against) backends.push_back(name);

@@ -2,6 +2,7 @@
 // Ops. Each builds IR (or runs at once in eager mode). Arguments are checked when the op is called and a
 // mistake raises xlite::Error naming the op and the offending shapes, dtypes or values.
 // Binary ops broadcast like NumPy and promote dtypes like PyTorch. Dims may be negative.
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -135,5 +136,11 @@ Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int6
                   std::vector<int64_t> padding = {0, 0});
 // y = x w^T + bias, with w of shape [out_features, in_features].
 Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt);
+
+// Runs body as one op named `name`, for ops written with public ops (xlite::nn's losses are): an error
+// raised while it builds its graph, or a bad value found when that graph runs, names `name` (with the
+// inner IR op in parentheses), and in eager mode the result is computed once, when body returns. The
+// graph keeps the pointer: `name` must be a string literal.
+Tensor composite_op(const char* name, const std::function<Tensor()>& body);
 
 }  // namespace xlite

@@ -1,8 +1,16 @@
 #include "compiler/memory_plan.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace xlite::compiler {
+namespace {
+// Each value's bytes fit in int64 (a verified graph's shapes are addressable, ir/sizes.h), but several
+// huge values can add up past it. Totals are kept wider and reported clamped; allocating such a plan
+// fails as out of memory.
+using Total = __int128;
+int64_t clamped(Total bytes) { return static_cast<int64_t>(std::min<Total>(bytes, std::numeric_limits<int64_t>::max())); }
+}  // namespace
 
 int64_t value_bytes(const ir::Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
 
@@ -19,27 +27,31 @@ std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::v
 
 debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
                                const std::vector<std::vector<int32_t>>& reads) {
-  debug::MemoryStats stats;
   std::vector<bool> is_output(graph.instrs.size(), false);
   for (int32_t o : graph.outputs) is_output[o] = true;
+  Total argument = 0, alias = 0, output = 0, live = 0, peak = 0;
   for (const auto& instr : graph.instrs)
-    if (instr.op == ir::OpId::parameter) stats.argument_bytes += value_bytes(instr);
+    if (instr.op == ir::OpId::parameter) argument += value_bytes(instr);
   std::vector<bool> counted(graph.instrs.size(), false);
   for (int32_t o : graph.outputs) {
     if (counted[o]) continue;
     counted[o] = true;
-    if (graph.instrs[o].op == ir::OpId::parameter) stats.alias_bytes += value_bytes(graph.instrs[o]);
-    else stats.output_bytes += value_bytes(graph.instrs[o]);
+    if (graph.instrs[o].op == ir::OpId::parameter) alias += value_bytes(graph.instrs[o]);
+    else output += value_bytes(graph.instrs[o]);
   }
   auto freed = last_uses(graph, reads);
-  int64_t live = 0;
   for (size_t s = 0; s < writes.size(); ++s) {
     int32_t w = writes[s];
     if (!is_output[w]) live += value_bytes(graph.instrs[w]);
-    stats.temp_bytes = std::max(stats.temp_bytes, live);
+    peak = std::max(peak, live);
     for (int32_t v : freed[s])
       if (!is_output[v] && graph.instrs[v].op != ir::OpId::parameter) live -= value_bytes(graph.instrs[v]);
   }
+  debug::MemoryStats stats;
+  stats.argument_bytes = clamped(argument);
+  stats.alias_bytes = clamped(alias);
+  stats.output_bytes = clamped(output);
+  stats.temp_bytes = clamped(peak);
   return stats;
 }
 

@@ -4,6 +4,7 @@
 
 #include "ir/hash.h"
 #include "ir/node.h"
+#include "ir/sizes.h"
 #include "xlite/error.h"
 
 namespace xlite::ir {
@@ -67,8 +68,11 @@ void verify(const Graph& graph) {
       if (index < 0 || index >= graph.num_parameters || seen_parameter[index])
         throw Error(where + "parameter index " + std::to_string(index) + " is out of range or repeated");
       seen_parameter[index] = true;
-      for (int64_t d : instr.shape)
-        if (d < 0) throw Error(where + "negative dim in " + shape_str(instr.shape));
+      try {
+        require_addressable("parameter", instr.shape, instr.dtype);
+      } catch (const Error& e) {
+        throw Error(where + e.what());
+      }
       continue;
     }
     TypedShape expected;

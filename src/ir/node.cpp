@@ -1,5 +1,7 @@
 #include "ir/node.h"
 
+#include "xlite/error.h"
+
 namespace xlite::ir {
 
 Node::~Node() {
@@ -20,7 +22,17 @@ std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs at
   thread_local std::vector<OperandType> types;
   types.clear();
   for (const auto& operand : operands) types.push_back({operand->shape, operand->dtype});
-  TypedShape result = infer_type(op, types, attrs);
+  TypedShape result = [&] {
+    try {
+      return infer_type(op, types, attrs);
+    } catch (const Error& e) {
+      // The shape rule named the IR op; name the public op the user called.
+      const std::string prefix = "[" + std::string(op_name(op)) + "] ";
+      std::string_view message = e.what();
+      if (message.substr(0, prefix.size()) != prefix) throw;
+      throw Error(blame_message(origin, op, message.substr(prefix.size())));
+    }
+  }();
   auto node = std::make_shared<Node>();
   node->op = op;
   node->operands = std::move(operands);

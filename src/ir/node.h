@@ -60,7 +60,8 @@ struct Node {
   std::shared_ptr<const NodeMeta> autograd;
 };
 
-// Checks operand types against the op's shape rule and computes the result type; throws xlite::Error.
+// Checks operand types against the op's shape rule and computes the result type, whose shape is
+// addressable (ir/sizes.h); throws xlite::Error.
 TypedShape infer_type(OpId op, std::span<const OperandType> operands, const Attrs& attrs);
 
 // New nodes are not shared yet, so the caller may still attach autograd metadata.

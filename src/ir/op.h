@@ -2,7 +2,10 @@
 // The one op table. Each IR op is declared here once; shape rules live in shape_rules.cpp, reference
 // kernels in backends/reference, found by OpId.
 #include <cstdint>
+#include <string>
 #include <string_view>
+
+#include "xlite/dtype.h"
 
 namespace xlite::ir {
 
@@ -88,7 +91,7 @@ constexpr int kNumOps = static_cast<int>(OpId::count_);
 
 // The class of an op decides its shape rule and how passes and backends treat it.
 enum class OpClass : uint8_t {
-  Leaf,        // no operands: parameter, constant (a scalar literal), iota
+  Leaf,        // no operands: parameter, constant (a scalar literal of its dtype*), iota
   Random,      // operands (seed, offset), attrs shape, dtype
   Convert,     // attr dtype
   Unary,       // same shape and dtype out
@@ -105,7 +108,7 @@ enum class OpClass : uint8_t {
   Broadcast,   // attrs shape, dims (operand dim i -> output dim dims[i]; size 1 expands)
   Slice,       // attrs start, limit, stride per dim
   Concat,      // attr dim
-  Pad,         // attrs lo, hi (per dim, >= 0), value
+  Pad,         // attrs lo, hi (per dim, >= 0), value (of the operand's dtype*)
   Flip,        // attr dims
   Gather,      // (x, index) attr dim, torch.gather semantics
   IndexSelect, // (x, index 1-D) attr dim
@@ -113,6 +116,11 @@ enum class OpClass : uint8_t {
   Dot,         // [B..., M, K] x [B..., K, N]
   Conv,        // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
 };
+
+// * A value attr is a double. For a bool it must be 0 or 1 and for an integer dtype an integer in the
+//   dtype's range (a backend cannot convert anything else defined); floating dtypes take any double.
+//   The verifier rejects the rest, so text IR cannot give backends a value they would disagree on.
+// Every result shape is addressable (ir/sizes.h): sizes that overflow are rejected, never wrapped.
 
 struct OpInfo {
   std::string_view name;
@@ -124,5 +132,16 @@ const OpInfo& op_info(OpId op);
 inline std::string_view op_name(OpId op) { return op_info(op).name; }
 // Returns false if no op has this name.
 bool op_from_name(std::string_view name, OpId* op);
+
+// An error about IR op `op` as the user sees it: "[origin] message (in op)" when a public op `origin` built
+// it (cross_entropy's gather), else "[op] message". Shape-rule errors at trace time and value errors at run
+// time both read this way.
+std::string blame_message(const char* origin, OpId op, std::string_view message);
+// Whether v is a value of dtype, as constant and pad value attributes must be: for a bool 0 or 1, for an
+// integer dtype an integer in its range; floating dtypes take any double.
+bool holds_value(DType dtype, double v);
+
+// A number for an error message: the shortest text that reads back as v (1e-30, 0.5, inf).
+std::string number_text(double v);
 
 }  // namespace xlite::ir

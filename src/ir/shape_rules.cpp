@@ -1,9 +1,11 @@
 // The shape rule of every IR op, by op class. The ops layer gives users friendlier messages before a
 // node is built; these rules are the contract the verifier and every backend rely on.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "ir/node.h"
+#include "ir/sizes.h"
 #include "xlite/error.h"
 
 namespace xlite::ir {
@@ -31,6 +33,13 @@ void require_dims_valid(OpId op, const std::vector<int64_t>& dims, size_t rank, 
   }
 }
 
+void require_value(OpId op, DType dtype, double v) {
+  if (holds_value(dtype, v)) return;
+  fail(op, "value " + number_text(v) +
+               (dtype == DType::bool_ ? " is not a bool: bools are 0 or 1"
+                                      : " is not an integer in the range of " + std::string(dtype_name(dtype))));
+}
+
 void require_index_dtype(OpId op, DType dtype) {
   if (dtype != DType::i32 && dtype != DType::i64) fail(op, "index must be i32 or i64, got " + std::string(dtype_name(dtype)));
 }
@@ -49,9 +58,11 @@ Shape reduced_shape(const Shape& in, const std::vector<int64_t>& dims, bool keep
 
 TypedShape infer_leaf(OpId op, const Attrs& attrs) {
   switch (op) {
-    case OpId::constant:
-      attrs.get_float(AttrKey::value);
-      return {{}, attrs.get_dtype(AttrKey::dtype)};
+    case OpId::constant: {
+      DType dtype = attrs.get_dtype(AttrKey::dtype);
+      require_value(op, dtype, attrs.get_float(AttrKey::value));
+      return {{}, dtype};
+    }
     case OpId::iota: {
       const Shape& shape = attrs.get_ints(AttrKey::shape);
       int64_t dim = attrs.get_int(AttrKey::dim);
@@ -65,9 +76,7 @@ TypedShape infer_leaf(OpId op, const Attrs& attrs) {
   }
 }
 
-}  // namespace
-
-TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
+TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
   const OpInfo& info = op_info(op);
   if (info.arity >= 0 && static_cast<int>(in.size()) != info.arity)
     fail(op, "expects " + std::to_string(info.arity) + " operands, got " + std::to_string(in.size()));
@@ -126,7 +135,7 @@ TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& att
       const Shape& shape = attrs.get_ints(AttrKey::shape);
       for (int64_t d : shape)
         if (d < 0) fail(op, "negative dim in " + shape_str(shape));
-      if (numel(shape) != numel(in[0].shape))
+      if (checked_numel(shape) != checked_numel(in[0].shape))
         fail(op, "cannot reshape " + shape_str(in[0].shape) + " to " + shape_str(shape));
       return {shape, in[0].dtype};
     }
@@ -160,7 +169,8 @@ TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& att
       for (size_t d = 0; d < rank; ++d) {
         if (stride[d] <= 0 || start[d] < 0 || start[d] > limit[d] || limit[d] > in[0].shape[d])
           fail(op, "bad bounds on dim " + std::to_string(d));
-        out[d] = (limit[d] - start[d] + stride[d] - 1) / stride[d];
+        const int64_t extent = limit[d] - start[d];
+        out[d] = extent == 0 ? 0 : (extent - 1) / stride[d] + 1;  // rounds up without overflowing
       }
       return {out, in[0].dtype};
     }
@@ -175,19 +185,28 @@ TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& att
         int64_t extent = s[dim];
         s[dim] = out[dim];
         if (s != out) fail(op, "operands differ outside dim " + std::to_string(dim));
-        out[dim] += extent;
+        auto sum = checked_add(out[dim], extent);
+        if (!sum)
+          fail(op, "dim " + std::to_string(dim) + " of the result overflows: " + std::to_string(out[dim]) + " + " +
+                       std::to_string(extent));
+        out[dim] = *sum;
       }
       return {out, in[0].dtype};
     }
     case OpClass::Pad: {
       const auto& lo = attrs.get_ints(AttrKey::lo);
       const auto& hi = attrs.get_ints(AttrKey::hi);
-      attrs.get_float(AttrKey::value);
+      require_value(op, in[0].dtype, attrs.get_float(AttrKey::value));
       if (lo.size() != in[0].shape.size() || hi.size() != lo.size()) fail(op, "one pad per dim");
       Shape out = in[0].shape;
       for (size_t d = 0; d < out.size(); ++d) {
         if (lo[d] < 0 || hi[d] < 0) fail(op, "pads must be >= 0");
-        out[d] += lo[d] + hi[d];
+        auto padded = checked_add(out[d], lo[d]);
+        if (padded) padded = checked_add(*padded, hi[d]);
+        if (!padded)
+          fail(op, "padding " + std::to_string(lo[d]) + " and " + std::to_string(hi[d]) + " of dim " + std::to_string(d) +
+                       " of size " + std::to_string(out[d]) + " overflow 64-bit sizes");
+        out[d] = *padded;
       }
       return {out, in[0].dtype};
     }
@@ -249,20 +268,50 @@ TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& att
       const auto& dilation = attrs.get_ints(AttrKey::dilation);
       int64_t groups = attrs.get_int(AttrKey::groups);
       if (stride.size() != 2 || lo.size() != 2 || hi.size() != 2 || dilation.size() != 2) fail(op, "two spatial dims");
-      if (groups < 1 || x[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != x[1])
+      if (groups < 1 || x[1] % groups != 0 || w[0] % groups != 0 || x[1] / groups != w[1])
         fail(op, "channels " + std::to_string(x[1]) + " and weight " + shape_str(w) + " do not match groups " + std::to_string(groups));
       Shape out = {x[0], w[0], 0, 0};
       for (int k = 0; k < 2; ++k) {
         if (stride[k] < 1 || dilation[k] < 1 || lo[k] < 0 || hi[k] < 0) fail(op, "bad stride, dilation or padding");
-        int64_t span = dilation[k] * (w[2 + k] - 1) + 1;
-        int64_t padded = x[2 + k] + lo[k] + hi[k];
-        if (padded < span) fail(op, "kernel " + shape_str(w) + " is larger than the padded input " + shape_str(x));
-        out[2 + k] = (padded - span) / stride[k] + 1;
+        auto span = checked_mul(dilation[k], w[2 + k] - 1);
+        if (span) span = checked_add(*span, 1);
+        auto padded = checked_add(x[2 + k], lo[k]);
+        if (padded) padded = checked_add(*padded, hi[k]);
+        if (!span || !padded)
+          fail(op, "input " + shape_str(x) + " padded by " + std::to_string(lo[k]) + " and " + std::to_string(hi[k]) +
+                       " or weight " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) + " overflows 64-bit sizes");
+        if (*padded < *span)
+          fail(op, "kernel " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) + " spans " +
+                       std::to_string(*span) + ", more than the input " + shape_str(x) + " padded to " + std::to_string(*padded));
+        auto room = checked_sub(*padded, *span);  // an empty kernel's span is 1 - dilation
+        if (!room) fail(op, "kernel " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) + " overflows 64-bit sizes");
+        out[2 + k] = *room / stride[k] + 1;
       }
       return {out, in[0].dtype};
     }
   }
   fail(op, "unknown op class");
+}
+
+}  // namespace
+
+// Converting anything else to an integer is undefined behaviour in C++ and in LLVM, so backends would
+// disagree (0.5 as a bool was false on the reference and true on the cpu backend).
+bool holds_value(DType dtype, double v) {
+  if (is_floating(dtype)) return true;
+  if (!std::isfinite(v) || v != std::trunc(v)) return false;
+  switch (dtype) {
+    case DType::bool_: return v == 0 || v == 1;
+    case DType::u8: return v >= 0 && v <= 255;
+    case DType::i32: return v >= -2147483648.0 && v <= 2147483647.0;
+    default: return v >= -9223372036854775808.0 && v < 9223372036854775808.0;  // i64
+  }
+}
+
+TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
+  TypedShape result = infer_unchecked(op, in, attrs);
+  if (!addressable(result.shape, result.dtype)) fail_unaddressable(op_name(op), result.shape, result.dtype);
+  return result;
 }
 
 }  // namespace xlite::ir

@@ -138,41 +138,53 @@ void check_class_targets(const char* op, const char* scores_name, const Tensor& 
                 std::string(dtype_name(target.dtype())));
 }
 
+// What a loss's mean divides by: the targets not ignored. An empty batch gives 0 (a nan loss, like
+// PyTorch); a batch whose targets are all ignored gives 1 (a loss of 0 where PyTorch gives nan).
+Tensor target_count(const Tensor& valid, DType dtype) {
+  Tensor counted = sum(valid.to(dtype));
+  return valid.shape()[0] == 0 ? counted : maximum(counted, 1.0);
+}
+
 Tensor nll_loss_of_checked(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
   Tensor valid = target != ignore_index;
   Tensor index = unsqueeze(where(valid, target, 0), 1);
   Tensor picked = squeeze(gather(log_probs, 1, index.to(DType::i64)), 1);
-  Tensor count = maximum(sum(valid.to(log_probs.dtype())), 1.0);
-  return -sum(where(valid, picked, 0.0)) / count;
+  return -sum(where(valid, picked, 0.0)) / target_count(valid, log_probs.dtype());
 }
 
 }  // namespace
 
+// Each loss is one op to its errors: an out-of-range target names the loss, not the gather inside it.
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
-  check_class_targets("nll_loss", "log_probs", log_probs, target);
-  return nll_loss_of_checked(log_probs, target, ignore_index);
+  return composite_op("nll_loss", [&] {
+    check_class_targets("nll_loss", "log_probs", log_probs, target);
+    return nll_loss_of_checked(log_probs, target, ignore_index);
+  });
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index, double label_smoothing) {
-  if (label_smoothing < 0 || label_smoothing > 1)
-    throw Error("[cross_entropy] label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
-  check_class_targets("cross_entropy", "logits", logits, target);
-  Tensor log_probs = log_softmax(logits, -1);
-  Tensor loss = nll_loss_of_checked(log_probs, target, ignore_index);
-  if (label_smoothing == 0) return loss;
-  // The smoothed target puts label_smoothing / C on every class, like PyTorch.
-  Tensor valid = target != ignore_index;
-  Tensor uniform_term = -mean(log_probs, {-1});
-  Tensor count = maximum(sum(valid.to(logits.dtype())), 1.0);
-  Tensor smooth = sum(where(valid, uniform_term, 0.0)) / count;
-  return loss * (1.0 - label_smoothing) + smooth * label_smoothing;
+  return composite_op("cross_entropy", [&] {
+    if (label_smoothing < 0 || label_smoothing > 1)
+      throw Error("[cross_entropy] label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
+    check_class_targets("cross_entropy", "logits", logits, target);
+    Tensor log_probs = log_softmax(logits, -1);
+    Tensor loss = nll_loss_of_checked(log_probs, target, ignore_index);
+    if (label_smoothing == 0) return loss;
+    // The smoothed target puts label_smoothing / C on every class, like PyTorch.
+    Tensor valid = target != ignore_index;
+    Tensor uniform_term = -mean(log_probs, {-1});
+    Tensor smooth = sum(where(valid, uniform_term, 0.0)) / target_count(valid, logits.dtype());
+    return loss * (1.0 - label_smoothing) + smooth * label_smoothing;
+  });
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target) {
-  if (input.shape() != target.shape())
-    throw Error("[mse_loss] shapes " + shape_str(input.shape()) + " and " + shape_str(target.shape()) + " differ");
-  Tensor d = input - target;
-  return mean(d * d);
+  return composite_op("mse_loss", [&] {
+    if (input.shape() != target.shape())
+      throw Error("[mse_loss] shapes " + shape_str(input.shape()) + " and " + shape_str(target.shape()) + " differ");
+    Tensor d = input - target;
+    return mean(d * d);
+  });
 }
 
 }  // namespace xlite::nn

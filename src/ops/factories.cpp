@@ -1,6 +1,7 @@
 // Creating tensors: uploads of host data, and lazy constants, ranges and random draws.
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <mutex>
 
@@ -8,6 +9,7 @@
 #include "core/random_state.h"
 #include "core/step_recording.h"
 #include "core/tensor_impl.h"
+#include "ir/sizes.h"
 #include "ops/op_support.h"
 #include "runtime/allocator.h"
 #include "xlite/factories.h"
@@ -20,9 +22,18 @@ using ir::AttrKey;
 using ir::OpId;
 using ops::OpScope;
 
-void check_shape(const Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0) ops::fail("negative dim in shape " + shape_str(shape));
+void check_shape(const Shape& shape, DType dtype) { ir::require_addressable(ops::current_op(), shape, dtype); }
+
+// Whether full() can fill a dtype with the value, as PyTorch decides: any number makes a float or a bool;
+// an integer dtype takes an integral value in its range (converting another is undefined behaviour), and
+// negative integers wrap into u8.
+bool fills(Scalar value, DType dtype) {
+  if (is_floating(dtype) || dtype == DType::bool_) return true;
+  if (value.is_floating()) return ir::holds_value(dtype, value.to_double());
+  const int64_t v = value.to_int();
+  if (dtype == DType::i32) return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+  if (dtype == DType::u8) return v >= -255 && v <= 255;
+  return true;
 }
 
 Tensor upload(const void* data, size_t bytes, const Shape& shape, DType dtype, Device device) {
@@ -35,7 +46,7 @@ Tensor upload(const void* data, size_t bytes, const Shape& shape, DType dtype, D
 template <class T>
 Tensor tensor_from(const std::vector<T>& data, const Shape& shape, Device device) {
   OpScope scope("tensor");
-  check_shape(shape);
+  check_shape(shape, dtype_of<T>::value);
   if (static_cast<int64_t>(data.size()) != numel(shape))
     ops::fail(std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
   return upload(data.data(), data.size() * sizeof(T), shape, dtype_of<T>::value, device);
@@ -43,8 +54,9 @@ Tensor tensor_from(const std::vector<T>& data, const Shape& shape, Device device
 
 Tensor random(const char* name, OpId op, const Shape& shape, DType dtype, Device device) {
   OpScope scope(name);
-  check_shape(shape);
   if (!is_floating(dtype)) ops::fail("random values need a floating dtype, got " + std::string(dtype_name(dtype)));
+  DType draw = dtype == DType::f64 ? DType::f64 : DType::f32;
+  check_shape(shape, draw);
   const uint64_t blocks =
       op == OpId::rng_normal ? philox::normal_blocks(numel(shape)) : philox::uniform_blocks(numel(shape));
   random_state::Position position = random_state::take(blocks);
@@ -56,7 +68,6 @@ Tensor random(const char* name, OpId op, const Shape& shape, DType dtype, Device
   if (StepRecording* recording = StepRecording::active())
     recording->draws.push_back({seed.impl()->data().get(), offset.impl()->data().get(),
                                 position.offset - recording->entry_rng_offset});
-  DType draw = dtype == DType::f64 ? DType::f64 : DType::f32;
   ir::Attrs attrs;
   attrs.set_ints(AttrKey::shape, shape).set_dtype(AttrKey::dtype, draw);
   Tensor r = ops::make(op, {seed, offset}, std::move(attrs));
@@ -105,9 +116,10 @@ template Tensor tensor<bool>(const std::vector<bool>&, Device);
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
   OpScope scope("full");
-  check_shape(shape);
-  if (value.is_floating() && !is_floating(dtype) && dtype != DType::bool_ && value.to_double() != std::trunc(value.to_double()))
-    ops::fail("value " + std::to_string(value.to_double()) + " cannot be represented in " + std::string(dtype_name(dtype)));
+  check_shape(shape, dtype);
+  if (!fills(value, dtype))
+    ops::fail("value " + (value.is_floating() ? ir::number_text(value.to_double()) : std::to_string(value.to_int())) +
+              " cannot be represented in " + std::string(dtype_name(dtype)));
   return scope.finish(ops::broadcast_to_shape(ops::scalar_tensor(value, dtype), shape));
 }
 Tensor zeros(const Shape& shape, DType dtype, Device device) {
@@ -127,17 +139,28 @@ Tensor arange(Scalar stop, Device device) { return arange(0, stop, 1, device); }
 Tensor arange(Scalar start, Scalar stop, Scalar step, Device device) {
   OpScope scope("arange");
   double s = start.to_double(), e = stop.to_double(), d = step.to_double();
+  auto text = [](Scalar v) { return v.is_floating() ? ir::number_text(v.to_double()) : std::to_string(v.to_int()); };
   if (d == 0 || !std::isfinite(s) || !std::isfinite(e) || !std::isfinite(d))
-    ops::fail("step must be non-zero and bounds finite");
-  if ((d > 0 && e < s) || (d < 0 && e > s))
-    ops::fail("upper bound " + std::to_string(e) + " and lower bound " + std::to_string(s) +
-              " are inconsistent with the step sign");
+    ops::fail("step must be non-zero and bounds finite, got start " + text(start) + ", end " + text(stop) + ", step " + text(step));
   bool integral = !start.is_floating() && !stop.is_floating() && !step.is_floating();
-  int64_t n = static_cast<int64_t>(std::ceil((e - s) / d));
+  // Counted exactly, in 128 bits for integers: arange(INT64_MIN, INT64_MAX, INT64_MAX) has 3 elements.
+  __int128 count = 0;
   if (integral) {
-    int64_t si = start.to_int(), ei = stop.to_int(), di = step.to_int();
-    n = di > 0 ? (ei - si + di - 1) / di : (si - ei + (-di) - 1) / (-di);
+    const __int128 span = static_cast<__int128>(stop.to_int()) - start.to_int(), di = step.to_int();
+    if ((di > 0 && span < 0) || (di < 0 && span > 0)) count = -1;
+    else count = di > 0 ? (span + di - 1) / di : (-span - di - 1) / -di;
+  } else if ((d > 0 && e >= s) || (d < 0 && e <= s)) {
+    const double elements = std::ceil((e - s) / d);  // may be inf
+    count = elements < 0x1p63 ? static_cast<__int128>(elements) : static_cast<__int128>(1) << 63;
+  } else {
+    count = -1;
   }
+  if (count < 0)
+    ops::fail("upper bound " + text(stop) + " and lower bound " + text(start) + " are inconsistent with the step sign");
+  if (count > std::numeric_limits<int64_t>::max())
+    ops::fail("the range from " + text(start) + " to " + text(stop) + " by " + text(step) +
+              " has more elements than 64-bit sizes count");
+  const auto n = static_cast<int64_t>(count);
   DType dtype = integral ? DType::i64 : ops::default_float();
   ir::Attrs attrs;
   attrs.set_ints(AttrKey::shape, {n}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, integral ? DType::i64 : DType::f64);

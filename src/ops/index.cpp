@@ -1,6 +1,8 @@
 // Indexing ops. Index values are checked where they are computed (by the backend).
 #include <cmath>
+#include <optional>
 
+#include "ir/sizes.h"
 #include "ops/op_support.h"
 #include "xlite/ops.h"
 
@@ -18,6 +20,14 @@ void require_index(const Tensor& index, const char* what) {
 
 // Gather-like ops want the input to have rank >= 1; a 0-dim input acts as a 1-element vector.
 Tensor at_least_1d(const Tensor& x) { return x.dim() == 0 ? reshape(x, {1}) : x; }
+
+// Spatial dim k of an [N, C, H, W] input with padding[k] on both sides.
+int64_t padded_extent(const Shape& xs, int k, const std::vector<int64_t>& padding) {
+  auto twice = ir::checked_mul(padding[k], 2);
+  auto padded = twice ? ir::checked_add(xs[2 + k], *twice) : std::nullopt;
+  if (!padded) ops::fail("input " + shape_str(xs) + " padded by " + shape_str(padding) + " does not fit in 64-bit sizes");
+  return *padded;
+}
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
@@ -83,21 +93,32 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
 Tensor one_hot(const Tensor& x, int64_t num_classes) {
   OpScope scope("one_hot");
   require_index(x, "input");
+  if (num_classes < -1) ops::fail("num_classes must be -1 or >= 0, got " + std::to_string(num_classes));
+  // PyTorch's rules: an empty input cannot tell the class count, and with no classes every value is out of range.
+  if (x.numel() == 0 && num_classes <= 0)
+    ops::fail("cannot infer the number of classes from an empty tensor " + shape_str(x.shape()) + "; give num_classes > 0");
   if (num_classes == -1) {
     // Like PyTorch, the class count comes from the data: a value read.
-    num_classes = x.numel() == 0 ? 0 : max(x).item<int64_t>() + 1;
+    const int64_t top = max(x).item<int64_t>();
+    if (top < 0) ops::fail("class values must be non-negative, got a largest value of " + std::to_string(top));
+    num_classes = ir::checked_add(top, 1).value_or(-1);
+    if (num_classes < 0) ops::fail("class value " + std::to_string(top) + " leaves no class count that fits in 64 bits");
   }
-  if (num_classes < 0) ops::fail("num_classes must be -1 or >= 0, got " + std::to_string(num_classes));
-  // Rows of the identity picked by index_select: a class out of [0, num_classes) raises when computed
-  // instead of giving a silent all-zero row, and nothing is read back to check it.
-  ir::Attrs row_attrs, col_attrs;
-  row_attrs.set_ints(AttrKey::shape, {num_classes, num_classes}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
-  col_attrs.set_ints(AttrKey::shape, {num_classes, num_classes}).set_int(AttrKey::dim, 1).set_dtype(AttrKey::dtype, DType::i64);
-  Tensor identity = ops::convert_to(eq(ops::make(OpId::iota, {}, std::move(row_attrs)), ops::make(OpId::iota, {}, std::move(col_attrs))), DType::i64);
+  if (num_classes == 0)
+    ops::fail("class values must be smaller than num_classes 0, and the input " + shape_str(x.shape()) + " has values");
   Shape out = x.shape();
   out.push_back(num_classes);
-  Tensor rows = ops::make(OpId::index_select, {identity, reshape(x, {-1})}, ir::Attrs().set_int(AttrKey::dim, 0));
-  return scope.finish(reshape(rows, out));
+  ir::require_addressable(ops::current_op(), out, DType::i64);
+  // The classes pass through an index_select of [0, num_classes), which computes nothing but raises for a
+  // class out of range when the value is computed (instead of giving a silent all-zero row), and nothing
+  // is read back to check them. Then each class is compared with every class number.
+  ir::Attrs class_attrs;
+  class_attrs.set_ints(AttrKey::shape, {num_classes}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
+  Tensor classes = ops::make(OpId::iota, {}, std::move(class_attrs));
+  Tensor checked = ops::make(OpId::index_select, {classes, reshape(x, {-1})}, ir::Attrs().set_int(AttrKey::dim, 0));
+  Shape column = x.shape();
+  column.push_back(1);
+  return scope.finish(ops::convert_to(eq(reshape(checked, column), classes), DType::i64));
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -148,12 +169,18 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bia
     if (list->size() == 1) list->push_back(list->front());
   if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2)
     ops::fail("stride, padding and dilation take one or two values");
-  if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || ws[1] * groups != xs[1])
+  if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || xs[1] / groups != ws[1])
     ops::fail("input " + shape_str(xs) + " and weight " + shape_str(ws) + " do not match groups " + std::to_string(groups));
   for (int k = 0; k < 2; ++k) {
     if (stride[k] < 1 || dilation[k] < 1 || padding[k] < 0) ops::fail("stride and dilation must be >= 1 and padding >= 0");
-    if (xs[2 + k] + 2 * padding[k] < dilation[k] * (ws[2 + k] - 1) + 1)
-      ops::fail("kernel " + shape_str(ws) + " is larger than the padded input " + shape_str(xs));
+    const int64_t padded = padded_extent(xs, k, padding);
+    auto span = ir::checked_mul(dilation[k], ws[2 + k] - 1);
+    if (span) span = ir::checked_add(*span, 1);
+    if (!span)
+      ops::fail("kernel " + shape_str(ws) + " dilated by " + shape_str(dilation) + " spans more than 64-bit sizes count");
+    if (padded < *span)
+      ops::fail("kernel " + shape_str(ws) + " dilated by " + shape_str(dilation) + " spans " + std::to_string(*span) +
+                ", more than the input " + shape_str(xs) + " padded by " + shape_str(padding) + " (" + std::to_string(padded) + ")");
   }
   const Tensor* operands[] = {&x, &w};
   DType dtype = ops::result_type(operands, {});
@@ -182,10 +209,13 @@ Tensor pooling_windows(const Tensor& x, std::vector<int64_t>& kernel, std::vecto
   if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2) ops::fail("kernel, stride and padding take one or two values");
   Shape out = xs;
   for (int k = 0; k < 2; ++k) {
-    if (kernel[k] < 1 || stride[k] < 1 || padding[k] < 0 || 2 * padding[k] > kernel[k])
+    if (kernel[k] < 1 || stride[k] < 1 || padding[k] < 0 || padding[k] > kernel[k] / 2)
       ops::fail("kernel and stride must be >= 1 and padding at most half the kernel");
-    if (xs[2 + k] + 2 * padding[k] < kernel[k]) ops::fail("kernel " + shape_str(kernel) + " is larger than the padded input " + shape_str(xs));
-    out[2 + k] = (xs[2 + k] + 2 * padding[k] - kernel[k]) / stride[k] + 1;
+    const int64_t padded = padded_extent(xs, k, padding);
+    if (padded < kernel[k])
+      ops::fail("kernel " + shape_str(kernel) + " is larger than the input " + shape_str(xs) + " padded by " +
+                shape_str(padding) + " (" + std::to_string(padded) + ")");
+    out[2 + k] = (padded - kernel[k]) / stride[k] + 1;
   }
   Tensor padded = pad(x, {padding[1], padding[1], padding[0], padding[0]}, pad_value);
   std::vector<Tensor> windows;

@@ -12,6 +12,7 @@
 #include "lazy/sync.h"
 #include "runtime/allocator.h"
 #include "xlite/metrics.h"
+#include "xlite/ops.h"
 
 namespace xlite::ops {
 namespace {
@@ -277,3 +278,10 @@ bool can_cast(DType from, DType to) {
 }
 
 }  // namespace xlite::ops
+
+namespace xlite {
+Tensor composite_op(const char* name, const std::function<Tensor()>& body) {
+  ops::OpScope scope(name);
+  return scope.finish(body());
+}
+}  // namespace xlite

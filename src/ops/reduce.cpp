@@ -23,6 +23,7 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int64_t>& dims, bool k
   return ops::make(op, {x}, std::move(attrs));
 }
 
+// Fits: a tensor's non-zero dims multiply to an addressable size (ir/sizes.h), and so do any of them.
 int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims) {
   if (dims.empty()) return x.numel();
   int64_t n = 1;
@@ -137,6 +138,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   int64_t d = ops::normalize_dim(dim, x.dim());
   Tensor xf = is_floating(dtype) ? to_compute_float(x) : ops::convert_to(x, ops::default_float());
   if (x.dim() == 0) return scope.finish(ops::convert_to(exp(xf - xf), is_floating(dtype) ? dtype : xf.dtype()));
+  if (x.shape()[d] == 0) return scope.finish(ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
   Tensor e = exp(xf - max(xf, {d}, true));
   Tensor r = e / sum(e, {d}, true);
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
@@ -148,6 +150,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   int64_t d = ops::normalize_dim(dim, x.dim());
   Tensor xf = is_floating(dtype) ? to_compute_float(x) : ops::convert_to(x, ops::default_float());
   if (x.dim() == 0) return scope.finish(ops::convert_to(xf - xf, is_floating(dtype) ? dtype : xf.dtype()));
+  if (x.shape()[d] == 0) return scope.finish(ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
   Tensor shifted = xf - max(xf, {d}, true);
   Tensor r = shifted - log(sum(exp(shifted), {d}, true));
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);

@@ -1,7 +1,10 @@
 // Shape ops. Each is a value op on the IR; none aliases storage.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <optional>
 
+#include "ir/sizes.h"
 #include "ops/op_support.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
@@ -49,27 +52,29 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   OpScope scope("reshape");
   const TensorImpl& impl = ops::impl_of(x);
   Shape out = shape;
-  int64_t inferred = -1, known = 1;
+  int64_t inferred = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
       if (inferred >= 0) ops::fail("only one dim can be -1 in " + shape_str(shape));
       inferred = static_cast<int64_t>(i);
+      out[i] = 1;  // while the others are counted
     } else if (out[i] < 0) {
       ops::fail("invalid dim " + std::to_string(out[i]) + " in " + shape_str(shape));
-    } else {
-      known *= out[i];
     }
   }
-  int64_t total = numel(impl.shape());
-  if (inferred >= 0) {
-    if (known == 0 || total % known != 0)
-      ops::fail("shape " + shape_str(shape) + " is invalid for input " + shape_str(impl.shape()) + " of size " +
-                std::to_string(total));
-    out[inferred] = total / known;
-  }
-  if (numel(out) != total)
+  const int64_t total = numel(impl.shape());
+  auto invalid = [&] {
     ops::fail("shape " + shape_str(shape) + " is invalid for input " + shape_str(impl.shape()) + " of size " +
               std::to_string(total));
+  };
+  std::optional<int64_t> known = ir::checked_numel(out);  // nullopt: more elements than any input has
+  if (!known) invalid();
+  if (inferred >= 0) {
+    if (*known == 0 || total % *known != 0) invalid();
+    out[inferred] = total / *known;
+  } else if (*known != total) {
+    invalid();
+  }
   return scope.finish(reshape_node(x, out));
 }
 
@@ -85,6 +90,7 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   int64_t s = ops::normalize_dim(start_dim, shape.size()), e = ops::normalize_dim(end_dim, shape.size());
   if (s > e) ops::fail("start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim));
   Shape out(shape.begin(), shape.begin() + s);
+  // Fits: a tensor's non-zero dims multiply to an addressable size (ir/sizes.h), and so do these.
   out.push_back(std::accumulate(shape.begin() + s, shape.begin() + e + 1, int64_t{1}, std::multiplies<>()));
   out.insert(out.end(), shape.begin() + e + 1, shape.end());
   return scope.finish(reshape_node(x, out));
@@ -194,7 +200,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   if (shape.empty()) ops::fail("cannot narrow a 0-dim tensor");
   int64_t d = ops::normalize_dim(dim, shape.size());
   int64_t s = start < 0 ? start + shape[d] : start;
-  if (s < 0 || length < 0 || s + length > shape[d])
+  if (s < 0 || length < 0 || length > shape[d] - s)
     ops::fail("start " + std::to_string(start) + " and length " + std::to_string(length) + " exceed dim " +
               std::to_string(dim) + " of size " + std::to_string(shape[d]));
   return scope.finish(slice_node(x, d, s, s + length, 1));
@@ -253,7 +259,8 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) ops::fail("negative split size " + std::to_string(s));
-    total += s;
+    total = ir::checked_add(total, s).value_or(-1);
+    if (total < 0) break;
   }
   if (total != shape[d])
     ops::fail("split sizes " + shape_str(sizes) + " do not add up to dim " + std::to_string(dim) + " of size " +
@@ -285,9 +292,23 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   if (chunks <= 0) ops::fail("chunks must be positive, got " + std::to_string(chunks));
   if (shape.empty()) ops::fail("cannot chunk a 0-dim tensor");
   int64_t size = shape[ops::normalize_dim(dim, shape.size())];
-  int64_t each = std::max<int64_t>((size + chunks - 1) / chunks, 1);
+  int64_t each = size == 0 ? 1 : (size - 1) / chunks + 1;  // rounds up without overflowing
   return scope.finish(split(x, each, dim));
 }
+
+namespace {
+// The IR holds a pad value as a double of the tensor's dtype (bool 0 or 1): an integer a double would
+// round is refused rather than changed, and the shape rule refuses what the dtype cannot hold.
+double pad_value(Scalar value, DType dtype) {
+  if (is_floating(dtype)) return value.to_double();
+  if (dtype == DType::bool_) return value.to_double() != 0;
+  if (value.is_floating()) return std::trunc(value.to_double());
+  const int64_t i = value.to_int();
+  const double v = static_cast<double>(i);
+  if (static_cast<__int128>(v) != i) ops::fail("value " + std::to_string(i) + " is not exact as a double, which pad values are");
+  return v;
+}
+}  // namespace
 
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, Scalar value) {
   OpScope scope("pad");
@@ -300,8 +321,14 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, Scalar value) {
     size_t d = shape.size() - 1 - i;
     lo[d] = pads[2 * i];
     hi[d] = pads[2 * i + 1];
-    if (shape[d] + lo[d] + hi[d] < 0)
-      ops::fail("padding " + shape_str(pads) + " leaves a negative size for dim " + std::to_string(d));
+    auto size = ir::checked_add(shape[d], lo[d]);
+    if (size) size = ir::checked_add(*size, hi[d]);
+    if (!size)
+      ops::fail("padding " + shape_str(pads) + " of dim " + std::to_string(d) + " of size " + std::to_string(shape[d]) +
+                " gives a size that does not fit in 64 bits");
+    if (*size < 0) ops::fail("padding " + shape_str(pads) + " leaves a negative size for dim " + std::to_string(d));
+    if (lo[d] < -shape[d] || hi[d] < -shape[d])  // PyTorch refuses these too
+      ops::fail("padding " + shape_str(pads) + " crops more than dim " + std::to_string(d) + " of size " + std::to_string(shape[d]));
   }
   // Negative pads crop, so take them off first.
   Tensor r = ops::fresh_handle(x);
@@ -317,8 +344,7 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, Scalar value) {
       std::all_of(hi.begin(), hi.end(), [](int64_t v) { return v == 0; }))
     return scope.finish(r);
   ir::Attrs attrs;
-  double v = is_floating(x.dtype()) ? value.to_double() : static_cast<double>(value.to_int());
-  attrs.set_ints(AttrKey::lo, lo).set_ints(AttrKey::hi, hi).set_float(AttrKey::value, v);
+  attrs.set_ints(AttrKey::lo, lo).set_ints(AttrKey::hi, hi).set_float(AttrKey::value, pad_value(value, x.dtype()));
   return scope.finish(ops::make(OpId::pad, {r}, std::move(attrs)));
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <bit>
 #include <cstdlib>
 #include <string>
 
@@ -11,6 +12,7 @@
 namespace xlite::runtime {
 namespace {
 constexpr size_t kAlignment = 64;
+constexpr size_t kMaxRequest = size_t{1} << 62;
 
 int64_t default_limit() {
   if (int64_t limit = env::settings().memory_limit; limit > 0) return limit;
@@ -29,20 +31,25 @@ CachingAllocator::~CachingAllocator() {
 
 size_t CachingAllocator::size_class(size_t bytes) {
   // Small blocks round to a power of two; large ones to 1/8 steps of their power of two, which bounds
-  // waste at 12.5% while keeping the number of classes small.
+  // waste at 12.5% while keeping the number of classes small. Only called for bytes <= kMaxRequest, so
+  // the rounding cannot wrap.
   if (bytes <= kAlignment) return kAlignment;
-  size_t pow2 = kAlignment;
-  while (pow2 < bytes) pow2 <<= 1;
+  const size_t pow2 = std::bit_ceil(bytes);
   if (pow2 <= 4096) return pow2;
   size_t step = pow2 / 16;
   return (bytes + step - 1) / step * step;
 }
 
 BufferPtr CachingAllocator::allocate(size_t bytes) {
-  size_t capacity = size_class(bytes);
   void* data = nullptr;
+  size_t capacity = 0;
   {
     std::lock_guard lock(mutex_);
+    // No limit reaches this far, and a larger request has no size class (2^63 rounds up to 2^64).
+    if (bytes > kMaxRequest || static_cast<int64_t>(bytes) > limit_)
+      throw Error("[allocate] out of memory on " + device_.str() + ": requested " + std::to_string(bytes) +
+                  " bytes, more than the limit of " + std::to_string(limit_));
+    capacity = size_class(bytes);
     auto it = cached_.find(capacity);
     if (it != cached_.end() && !it->second.empty()) {
       data = it->second.back();

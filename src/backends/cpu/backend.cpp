@@ -125,16 +125,26 @@ std::vector<Region> run_raising_steps_early(std::vector<Region> regions) {
   return order;
 }
 
-std::string kernel_error_message(const Region& region, const KernelStatus& status) {
-  const ir::Instr& instr = region.body.instrs[status.instr];
-  std::string ir_name(ir::op_name(instr.op));
-  std::string origin = instr.origin && *instr.origin ? instr.origin : ir_name;
-  std::string where = origin == ir_name ? "" : " (in " + ir_name + ")";
+// xlite_cpu_ipow reports a negative exponent without the instruction that raised it (status.instr stays
+// 0, a parameter of the region); the instruction is the region's integer pow.
+const ir::Instr& failing_instr(const Region& region, const KernelStatus& status) {
   if (status.failed == 2)
-    return "[" + origin + "] integers to negative integer powers are not allowed (exponent " + std::to_string(status.value) + ")" + where;
-  if (status.failed == 3) return "[" + origin + "] integer division by zero" + where;
-  return "[" + origin + "] index " + std::to_string(status.value) + " is out of range for dim " +
-         std::to_string(instr.attrs.get_int(ir::AttrKey::dim)) + " of size " + std::to_string(status.size) + where;
+    for (const ir::Instr& instr : region.body.instrs)
+      if (instr.op == ir::OpId::pow && !is_floating(instr.dtype)) return instr;
+  return region.body.instrs[status.instr];
+}
+
+std::string kernel_error_message(const Region& region, const KernelStatus& status) {
+  const ir::Instr& instr = failing_instr(region, status);
+  std::string message;
+  if (status.failed == 2)
+    message = "integers to negative integer powers are not allowed (exponent " + std::to_string(status.value) + ")";
+  else if (status.failed == 3)
+    message = "integer division by zero";
+  else
+    message = "index " + std::to_string(status.value) + " is out of range for dim " +
+              std::to_string(instr.attrs.get_int(ir::AttrKey::dim)) + " of size " + std::to_string(status.size);
+  return ir::blame_message(instr.origin, instr.op, message);
 }
 
 void run_kernel(const Step& step, void* const* buffers) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "ir/sizes.h"
 #include "xlite/error.h"
 
 namespace xlite::backends::cpu {
@@ -156,7 +157,10 @@ Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shap
   if (sa && sb && !sb->transposed && a[r - 1] >= 64) {
     sgemm_ = Sgemm{sa->transposed, a[r - 2], b[r - 1], a[r - 1], sa->ld, sb->ld, numel(Shape(a.begin(), a.end() - 2)),
                    sa->batch_stride, sb->batch_stride};
-    if (sgemm_->batch * sgemm_->m * sgemm_->n * sgemm_->k < kTimedChoiceWork) return;
+    // batch * m * n counts the output's elements, which fits (ir/sizes.h); times k it may not, and a
+    // product past 64 bits is certainly large.
+    const auto work = ir::checked_mul(sgemm_->batch * sgemm_->m * sgemm_->n, sgemm_->k);
+    if (work && *work < kTimedChoiceWork) return;
     choice_ = choice_for(a, a_strides, b, b_strides);
     if (choice_->path.load() == Path::sgemm) return;  // decided by an earlier program: no primitive needed
   }

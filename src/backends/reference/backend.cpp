@@ -3,6 +3,7 @@
 
 #include "backends/reference/kernels.h"
 #include "compiler/memory_plan.h"
+#include "compiler/passes/passes.h"
 
 namespace xlite::backends::reference {
 
@@ -86,7 +87,9 @@ class ReferenceBackend final : public runtime::Backend {
     for (const ir::Instr& instr : graph.instrs)
       if (instr.op != ir::OpId::parameter && !kernels()[static_cast<int>(instr.op)])
         throw InternalError("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
-    return std::make_shared<ReferenceExecutable>(graph);
+    // Dead instructions are dropped first, as the cpu backend's passes drop them, so that a bad value in
+    // a value nothing needs (an index out of range, a remainder by zero) raises on neither backend.
+    return std::make_shared<ReferenceExecutable>(compiler::passes::dce(graph));
   }
 };
 

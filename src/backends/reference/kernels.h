@@ -43,9 +43,7 @@ int64_t ravel(const std::vector<int64_t>& index, const std::vector<int64_t>& str
 
 // Names the public op the user called, and the IR op when that is a different one.
 [[noreturn]] inline void kernel_error(const ir::Instr& instr, const std::string& message) {
-  std::string ir_name(ir::op_name(instr.op));
-  std::string origin = instr.origin && *instr.origin ? instr.origin : ir_name;
-  throw Error("[" + origin + "] " + message + (origin == ir_name ? "" : " (in " + ir_name + ")"));
+  throw Error(ir::blame_message(instr.origin, instr.op, message));
 }
 
 }  // namespace xlite::backends::reference
