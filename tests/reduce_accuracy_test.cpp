@@ -208,6 +208,22 @@ TEST(ReduceAccuracy, ReferenceSumsDoublesExactly) {
   EXPECT_TRUE(std::isnan(reference_sum(xl::tensor(std::vector<double>{INFINITY, -INFINITY}))));
 }
 
+// f64 sums take the same blocked loops in double (the partials too): columns, rows and everything.
+TEST(ReduceAccuracy, DoubleSums) {
+  xl::manual_seed(5);
+  xl::Tensor x = xl::rand({5000, 3}, xl::DType::f64) + 1.0;
+  xl::sync({x});
+  const std::vector<double> hx = x.to_vector<double>();
+  long double columns[3] = {0, 0, 0}, rows0 = 0, all = 0;
+  for (int64_t r = 0; r < 5000; ++r)
+    for (int64_t c = 0; c < 3; ++c) columns[c] += hx[r * 3 + c], all += hx[r * 3 + c];
+  for (int64_t c = 0; c < 3; ++c) rows0 += hx[c];
+  const std::vector<double> got_columns = xl::sum(x, {0}).to_vector<double>();
+  for (int64_t c = 0; c < 3; ++c) EXPECT_NEAR(got_columns[c], static_cast<double>(columns[c]), 1e-14 * static_cast<double>(columns[c]));
+  EXPECT_NEAR(xl::sum(x, {1}).to_vector<double>()[0], static_cast<double>(rows0), 1e-15 * static_cast<double>(rows0));
+  EXPECT_NEAR(xl::sum(x).item<double>(), static_cast<double>(all), 1e-14 * static_cast<double>(all));
+}
+
 // The order of the additions depends only on the shape: 1, 3 and the default number of threads give
 // the same bits for column sums (whose tiles then start at different columns), row sums and a full sum.
 TEST(ReduceAccuracy, SameBitsForEveryThreadCount) {

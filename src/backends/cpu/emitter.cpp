@@ -620,10 +620,19 @@ class Emitter {
     b_.SetInsertPoint(body);
     return Loop{iv, header, exit};
   }
-  void close_loop(Loop& loop) {
+  // unroll = false: LLVM must not unroll the loop. The blocking loops of a sum have few iterations and
+  // large bodies (a vectorised loop and its remainder, each with every fused producer): unrolled, they
+  // doubled the compile time of a reduction.
+  void close_loop(Loop& loop, bool unroll = true) {
     llvm::Value* next = b_.CreateAdd(loop.iv, i64c(1), "", true, true);
     loop.iv->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(loop.header);
+    llvm::BranchInst* latch = b_.CreateBr(loop.header);
+    if (!unroll) {
+      llvm::MDNode* disable = llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
+      llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+      id->replaceOperandWith(0, id);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+    }
     b_.SetInsertPoint(loop.exit);
   }
 
@@ -723,11 +732,12 @@ class Emitter {
       in_index->multi.insert(in_index->multi.end(), kept_multi.begin(), kept_multi.end());
       return gen(input, in_index);
     };
-    if (is_floating(dtype) && root.op == OpId::reduce_sum) {
+    if (is_floating(dtype) && root.op == OpId::reduce_sum && rows > 0) {
       emit_column_sums(dtype, rows, element);
       return true;
     }
-    // Exact in integers; a product's rounding does not pile up like a sum's. Accumulated in the output.
+    // Integers are exact; a product's roundings are each relative to the product, and nothing small is
+    // absorbed as in a long sum; with no rows the result is the initial value. Accumulated in the output.
     Loop first = open_loop(begin_, end_, "o0");
     store_output(first.iv, constant(dtype, root.op == OpId::reduce_sum ? 0 : 1), dtype);
     close_loop(first);
@@ -737,15 +747,16 @@ class Emitter {
     llvm::Value* at = b_.CreateGEP(storage_type(dtype), output_, column.iv);
     llvm::Value* acc = b_.CreateLoad(storage_type(dtype), at);
     const bool fp = is_floating(dtype);
-    llvm::Value* next = root.op == OpId::reduce_sum ? b_.CreateAdd(acc, v) : (fp ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v));
+    llvm::Value* next = root.op == OpId::reduce_sum ? (fp ? b_.CreateFAdd(acc, v) : b_.CreateAdd(acc, v))
+                                                    : (fp ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v));
     b_.CreateStore(next, at);
     close_loop(column);
     close_loop(row);
     return true;
   }
 
-  // Floating column sums, blocked like emit_float_sum: each column adds kSumChain rows into a float
-  // partial, then the partial into a double total. Partials and totals live in stack tiles of
+  // Floating column sums (rows > 0), blocked like emit_float_sum: each column adds kSumChain rows into
+  // a float partial, then the partial into a double total. Partials and totals live in stack tiles of
   // kColumnTile columns (each tile reads every row's kColumnTile contiguous elements), so the inner loop
   // still runs along contiguous columns. Without the blocks a float column of 2^25 ones summed to 2^24.
   static constexpr int64_t kColumnTile = 1024;
@@ -764,10 +775,12 @@ class Emitter {
     Loop tile = open_loop(i64c(0), tile_count, "tile");
     llvm::Value* first = b_.CreateAdd(begin_, b_.CreateMul(tile.iv, i64c(kColumnTile)));
     llvm::Value* width = min(b_.CreateSub(end_, first), i64c(kColumnTile));
-    Loop clear = open_loop(i64c(0), width, "clear");
-    b_.CreateStore(llvm::ConstantFP::get(acc_type, 0.0), b_.CreateGEP(acc_type, partials, clear.iv));
-    b_.CreateStore(llvm::ConstantFP::get(f64, 0.0), b_.CreateGEP(f64, totals, clear.iv));
-    close_loop(clear);
+    // Zero bits are 0.0 in both types.
+    auto clear = [&](llvm::AllocaInst* buffer, llvm::Type* type) {
+      b_.CreateMemSet(buffer, b_.getInt8(0), b_.CreateMul(width, i64c(static_cast<int64_t>(type->getPrimitiveSizeInBits() / 8))), llvm::Align(64));
+    };
+    clear(partials, acc_type);
+    clear(totals, f64);
     Loop block = open_loop(i64c(0), i64c((rows + kSumChain - 1) / kSumChain), "rows");
     llvm::Value* from = b_.CreateMul(block.iv, i64c(kSumChain));
     Loop row = open_loop(from, min(b_.CreateAdd(from, i64c(kSumChain)), i64c(rows)), "r");
@@ -776,18 +789,18 @@ class Emitter {
     llvm::Value* partial = b_.CreateGEP(acc_type, partials, column.iv);
     b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(acc_type, partial), v), partial);
     close_loop(column);
-    close_loop(row);
+    close_loop(row, false);
+    // Each flush also stores the total so far: the last one leaves the result, and no separate loop
+    // (another vectorised loop to compile) writes the output.
     Loop flush = open_loop(i64c(0), width, "flush");
-    llvm::Value* p = b_.CreateGEP(acc_type, partials, flush.iv);
     llvm::Value* t = b_.CreateGEP(f64, totals, flush.iv);
-    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f64, t), b_.CreateFPExt(b_.CreateLoad(acc_type, p), f64)), t);
-    b_.CreateStore(llvm::ConstantFP::get(acc_type, 0.0), p);
+    llvm::Value* p = b_.CreateLoad(acc_type, b_.CreateGEP(acc_type, partials, flush.iv));
+    llvm::Value* total = b_.CreateFAdd(b_.CreateLoad(f64, t), b_.CreateFPExt(p, f64));
+    b_.CreateStore(total, t);
+    store_output(b_.CreateAdd(first, flush.iv), b_.CreateFPTrunc(total, acc_type), dtype);
     close_loop(flush);
-    close_loop(block);
-    Loop out = open_loop(i64c(0), width, "store");
-    llvm::Value* total = b_.CreateLoad(f64, b_.CreateGEP(f64, totals, out.iv));
-    store_output(b_.CreateAdd(first, out.iv), b_.CreateFPTrunc(total, acc_type), dtype);
-    close_loop(out);
+    clear(partials, acc_type);
+    close_loop(block, false);
     close_loop(tile);
   }
 
@@ -868,7 +881,7 @@ class Emitter {
                                       b_.CreateAdd(from, i64c(block)));
     llvm::Value* partial = emit_sum_loop(input, acc_type, from, to, input_index);
     total->addIncoming(b_.CreateFAdd(total, b_.CreateFPExt(partial, f64)), b_.GetInsertBlock());
-    close_loop(blocks);
+    close_loop(blocks, false);
     return b_.CreateFPTrunc(total, acc_type);
   }
 
