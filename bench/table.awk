@@ -103,6 +103,12 @@
     }
     if (have("softmax_8192x1024.torch_memcpy_ms")) printf("- memcpy of 32 MiB: %.2f ms in the xlite run, %.2f ms in the libtorch run (machine state of the two runs)\n", v["softmax_8192x1024.memcpy_ms"], v["softmax_8192x1024.torch_memcpy_ms"])
     if (have("chain10_16M.memcpy_GBps")) printf("- memcpy bandwidth (read + write): %.1f GB/s on 64 MiB, %.1f GB/s on 32 MiB\n", v["chain10_16M.memcpy_GBps"], v["softmax_8192x1024.memcpy_GBps"])
+    split("sum_all_16M sum_rows_4096x4096 sum_columns_4096x4096 sum_columns_8Mx2", sums, " ")
+    for (i = 1; i <= 4; i++) {
+      s = sums[i]
+      if (have(s ".xlite_ms")) printf("- %s (reads 64 MiB): %.2f ms (%.1f GB/s), memcpy of the same bytes moved %.2f ms, ratio %.3f\n", s, v[s ".xlite_ms"], v[s ".xlite_GBps"], v[s ".memcpy_ms"], ratio_median(s ".memcpy_ms", s ".xlite_ms"))
+    }
+    if (have("sum_all_64K_x256.xlite_ms")) printf("- 256 sums of 64K floats from L2: %.2f ms (%.1f GB/s)\n", v["sum_all_64K_x256.xlite_ms"], v["sum_all_64K_x256.xlite_GBps"])
     if (have("eager_16elem.execute_part_us")) printf("- eager: of the time per op, running the one-op program takes %.2f us (median EagerOpExecuteTime)\n", v["eager_16elem.execute_part_us"])
     split("mlp_train transformer_train", benches, " ")
     for (i = 1; i <= 2; i++) {

@@ -6,7 +6,7 @@
 // xlite run starts after xlite::sync() and ends after its own sync (so it includes tracing, the
 // compilation-cache lookup, running, and the result binding: what a user waits for).
 //
-// Usage: xlite_bench [all|elementwise|norm|matmul|eager|compile] [runs]
+// Usage: xlite_bench [all|elementwise|norm|sums|matmul|eager|compile] [runs]
 // Only the public API (<xlite/xlite.h>) is used, plus <dnnl.h> for the direct oneDNN sgemm peer.
 #include <dnnl.h>
 #include <sys/wait.h>
@@ -208,6 +208,50 @@ void bench_norm() {
     worst_var = std::max(worst_var, std::fabs(v - 1));
   }
   note("layernorm check: max |row mean| = " + std::to_string(worst_mean) + ", max |row var - 1| = " + std::to_string(worst_var));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2b. Long sums of 64 MiB of f32 vs memcpy of the same bytes moved (a sum reads 64 MiB; memcpy of 32 MiB
+// reads 32 and writes 32): everything into one value (one thread: one output), the rows of [4096, 4096],
+// its columns (a bias gradient's shape), and the columns of [8M, 2]. Plus a sum of 64K floats repeated
+// from L2, where the loop's arithmetic rather than memory sets the time.
+void bench_sums() {
+  const int64_t n = int64_t{1} << 24;
+  xl::manual_seed(4);
+  xl::Tensor x = ready(xl::rand({n}) + 1.0f);
+  xl::Tensor square = ready(xl::reshape(x, {4096, 4096}));
+  xl::Tensor narrow = ready(xl::reshape(x, {n / 2, 2}));
+  Memcpy copy(static_cast<size_t>(n) * sizeof(float) / 2);
+  const double bytes = static_cast<double>(n) * sizeof(float);
+  struct Case {
+    const char* name;
+    std::function<xl::Tensor()> sum;
+  };
+  const std::vector<Case> cases = {{"sum_all_16M", [&] { return xl::sum(x); }},
+                                   {"sum_rows_4096x4096", [&] { return xl::sum(square, {1}); }},
+                                   {"sum_columns_4096x4096", [&] { return xl::sum(square, {0}); }},
+                                   {"sum_columns_8Mx2", [&] { return xl::sum(narrow, {0}); }}};
+  for (const Case& c : cases) {
+    auto run = [&] { xl::sync({c.sum()}); };
+    auto [t_sum, t_memcpy] = time_pair(run, copy);
+    emit(std::string(c.name) + ".xlite_ms", t_sum * 1e3, "ms");
+    emit(std::string(c.name) + ".memcpy_ms", t_memcpy * 1e3, "ms");
+    emit(std::string(c.name) + ".xlite_GBps", bytes / t_sum * 1e-9, "GB/s");
+  }
+  // Check: the sum of everything against the host's in double.
+  std::vector<float> hx = x.to_vector<float>();
+  double want = 0;
+  for (float v : hx) want += v;
+  note("sum_all_16M check: |xlite - host| / host = " + std::to_string(std::fabs(xl::sum(x).item<float>() - want) / want));
+
+  xl::Tensor small = ready(xl::rand({int64_t{1} << 16}) + 1.0f);
+  const int repeats = 256;
+  auto in_cache = [&] {
+    for (int r = 0; r < repeats; ++r) xl::sync({xl::sum(small)});
+  };
+  auto [t_small, t_small2] = time_pair(in_cache, in_cache);
+  emit("sum_all_64K_x256.xlite_ms", 0.5 * (t_small + t_small2) * 1e3, "ms");
+  emit("sum_all_64K_x256.xlite_GBps", repeats * 65536.0 * sizeof(float) / (0.5 * (t_small + t_small2)) * 1e-9, "GB/s");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -447,6 +491,7 @@ int main(int argc, char** argv) {
     }
     if (what == "all" || what == "elementwise") bench_elementwise();
     if (what == "all" || what == "norm") bench_norm();
+    if (what == "all" || what == "sums") bench_sums();
     if (what == "all" || what == "matmul") bench_matmul();
     if (what == "all" || what == "eager") bench_eager();
   } catch (const std::exception& e) {
