@@ -4,8 +4,10 @@
 //
 // compiled:   a small MLP training step under compile(step), N steps (default 20000);
 // eager:      the same step in eager mode;
-// new-shapes: every step a new batch size, so every step compiles a new program (N default 3000); the
-//             program cache (XLITE_COMPILATION_CACHE_SIZE) and the kernel cache bound what is kept.
+// new-shapes: every step a batch size that is not among the cached programs, so every step compiles a
+//             new program (N default 3000); the program cache (XLITE_COMPILATION_CACHE_SIZE) and the
+//             kernel cache bound what is kept. Sizes cycle through twice the program cache's capacity,
+//             so that buffers stay the same sizes while every program is new to the cache.
 // Samples resident memory and the allocator's bytes in use after a warm-up (10% of the steps, and for
 // new-shapes until the program cache is full), prints them with
 // the least-squares slope, and exits 1 if resident memory grew by more than M MiB (default 16) over that
@@ -91,14 +93,16 @@ int main(int argc, char** argv) {
   // Memory is measured once the program cache has filled (new shapes) or the loop has settled.
   const long capacity = static_cast<long>(xl::compiler::executable_cache().capacity());
   const long warmup = mode == "new-shapes" ? std::max(steps / 10, capacity + capacity / 4) : steps / 10;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they come, also into a file
   const long every = std::max(1L, steps / 50);
   if (warmup >= steps) {
     std::fprintf(stderr, "xlite-long-run: %ld steps do not fill the program cache of %ld (XLITE_COMPILATION_CACHE_SIZE)\n",
                  steps, capacity);
     return 2;
   }
+  const long period = std::max(256L, 2 * capacity);
   for (long s = 0; s < steps; ++s) {
-    const int64_t batch = mode == "new-shapes" ? 1 + s : 16;
+    const int64_t batch = mode == "new-shapes" ? 1 + s % period : 16;
     xl::Tensor x = xl::randn({batch, 32});
     xl::Tensor y = xl::remainder(xl::arange(0, batch), 10);
     xl::Tensor loss = mode == "compiled" ? compiled(x, y) : model.step(x, y);
@@ -110,8 +114,11 @@ int main(int argc, char** argv) {
         rss.push_back(resident_mib());
         used.push_back(static_cast<double>(xl::get_memory_info(xl::Device{}).bytes_used) / (1 << 20));
       }
-      std::printf("step %6ld  loss %8.4f  resident %8.1f MiB  in use %7.2f MiB  programs %5zu  kernels %5lld  jit modules %5lld\n",
-                  s, value, resident_mib(), static_cast<double>(xl::get_memory_info(xl::Device{}).bytes_used) / (1 << 20),
+      const xl::MemoryInfo memory = xl::get_memory_info(xl::Device{});
+      std::printf("step %6ld  loss %8.4f  resident %8.1f MiB  in use %7.2f MiB  cached %7.2f MiB  programs %5zu  kernels %5lld  "
+                  "jit modules %5lld\n",
+                  s, value, resident_mib(), static_cast<double>(memory.bytes_used) / (1 << 20),
+                  static_cast<double>(memory.bytes_cached) / (1 << 20),
                   xl::compiler::executable_cache().size(), static_cast<long long>(xlite::backends::cpu::kernels_cached()),
                   static_cast<long long>(xlite::backends::cpu::jit_modules_alive()));
     }
