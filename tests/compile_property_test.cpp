@@ -3,7 +3,7 @@
 // with changing inputs, with the captured tensors updated, rebound and their flags switched between calls,
 // once with compile(fn) and once without; every result and every captured tensor must match bit for bit.
 //
-// XLITE_PROPERTY_CASES sets the number of cases (default 300); ctest also runs 3000 on the reference
+// PROPERTY_TEST_CASES sets the number of cases (default 300); ctest also runs 3000 on the reference
 // backend (compile_property_reference), where compiling is cheap.
 #include <gtest/gtest.h>
 
@@ -154,7 +154,7 @@ bool bits_equal(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(CompileProperty, ACompiledStepReturnsWhatTheUncompiledStepReturns) {
-  const char* env = std::getenv("XLITE_PROPERTY_CASES");
+  const char* env = std::getenv("PROPERTY_TEST_CASES");
   const int cases = env ? std::atoi(env) : 300;
   int replays = 0, traces = 0;
   for (int c = 0; c < cases; ++c) {
