@@ -1,12 +1,12 @@
 // safetensors: an 8-byte little-endian header length, a JSON header mapping each name to its dtype,
 // shape and byte range, then the raw row-major data.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "core/tensor_impl.h"
+#include "io/atomic_file.h"
+#include "ir/sizes.h"
 #include "runtime/allocator.h"
 #include "xlite/error.h"
 #include "xlite/io.h"
@@ -44,31 +46,76 @@ DType format_dtype(const std::string& name, const std::string& path) {
   throw Error("[load] " + path + ": unsupported dtype '" + name + "'");
 }
 
-[[noreturn]] void system_error(const std::string& what, const std::string& path) {
-  throw Error("[save] " + what + " " + path + ": " + std::strerror(errno));
-}
-
-// The bytes a tensor of this type needs, or nothing when that does not fit in 64 bits: a corrupt shape
-// must not wrap around to a size that matches its data.
+// The bytes a tensor of this type needs, or nothing when its shape is not addressable: a corrupt shape
+// must not wrap around to a size that matches its data, and a zero dim must not hide the others
+// ([0, 2^40, 2^40] is refused: its strides overflow).
 std::optional<uint64_t> byte_size(const Shape& shape, DType dtype) {
+  if (!ir::addressable(shape, dtype)) return std::nullopt;
   uint64_t bytes = dtype_size(dtype);
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;
+  for (int64_t d : shape) bytes *= static_cast<uint64_t>(d);
   return bytes;
 }
 
-void write_all(int fd, const void* data, size_t bytes, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    ssize_t n = ::write(fd, p, bytes);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      system_error("cannot write", path);
+// A real header nests three deep ({"name": {"shape": [..]}}); the DOM of a deeper one costs memory
+// out of all proportion to its bytes (a header of 20 MB of '[' took 1.5 GB), so it is refused by a
+// linear scan before it is parsed.
+constexpr int kMaxHeaderDepth = 8;
+
+std::optional<size_t> offset_too_deep(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxHeaderDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
     }
-    p += n;
-    bytes -= static_cast<size_t>(n);
+  }
+  return std::nullopt;
+}
+
+// A dim or offset is a JSON integer >= 0 that fits in int64: 1.9, -1.5 or 1e300 are refused before
+// any conversion, which would truncate or be undefined.
+int64_t count_of(const nlohmann::json& value, const std::string& what, const std::string& path) {
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    throw Error("[load] " + path + ": " + what + " is " + value.dump() + ", not an integer from 0 to 2^63-1");
+  return static_cast<int64_t>(value.get<uint64_t>());
+}
+
+std::vector<int64_t> counts_of(const nlohmann::json& list, const std::string& what, const std::string& path) {
+  if (!list.is_array()) throw Error("[load] " + path + ": " + what + " is " + list.dump() + ", not a list");
+  std::vector<int64_t> counts;
+  for (const nlohmann::json& v : list) counts.push_back(count_of(v, what, path));
+  return counts;
+}
+
+// Reads exactly `bytes` at `offset`, or says how many the file had.
+void read_exact(int fd, char* into, uint64_t bytes, uint64_t offset, const std::string& path, const std::string& what) {
+  uint64_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd, into + done, bytes - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("[load] " + path + ": cannot read " + what + ": " + std::strerror(errno));
+    if (n == 0)
+      throw Error("[load] " + path + ": " + what + " needs " + std::to_string(bytes) + " bytes at offset " +
+                  std::to_string(offset) + ", the file has only " + std::to_string(offset + done));
+    done += static_cast<uint64_t>(n);
   }
 }
+
+// Closes the descriptor however load leaves.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 }  // namespace
 
 void save(const std::map<std::string, Tensor>& tensors, const std::string& path) {
@@ -86,59 +133,56 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
     header[name] = {{"dtype", format_name(t.dtype())}, {"shape", t.shape()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  std::string text = header.dump();
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception&) {
+    // The only thing dump() refuses is a string that is not UTF-8, and the only strings are the names.
+    for (const auto& [name, t] : tensors)
+      try {
+        (void)nlohmann::json(name).dump();
+      } catch (const nlohmann::json::exception&) {
+        throw Error("[save] tensor name '" + name + "' is not valid UTF-8, which the safetensors header requires");
+      }
+    throw;
+  }
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
   uint64_t length = text.size();
   unsigned char prefix[8];
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(length >> (8 * i));
 
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) system_error("cannot create", temporary);
-  try {
-    write_all(fd, prefix, 8, temporary);
-    write_all(fd, text.data(), text.size(), temporary);
-    for (const auto& [name, t] : tensors) {
-      const Buffer& data = *t.impl()->data();
-      write_all(fd, data.data(), static_cast<size_t>(t.numel() * dtype_size(t.dtype())), temporary);
-    }
-    if (::fsync(fd) != 0) system_error("cannot flush", temporary);
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    ::unlink(temporary.c_str());
-    system_error("cannot rename onto", path);
-  }
-  // Make the rename itself durable.
-  std::string folder = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
-  int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  io::remove_stale_temps(path);
+  io::AtomicFile file(path, "save");
+  file.write(prefix, 8);
+  file.write(text.data(), text.size());
+  for (const auto& [name, t] : tensors)
+    file.write(t.impl()->data()->data(), static_cast<size_t>(t.numel() * dtype_size(t.dtype())));
+  file.commit();
   metrics::increment_counter("TransferFromDevice", static_cast<int64_t>(tensors.size()));
 }
 
 std::map<std::string, Tensor> load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("[load] cannot open " + path);
-  in.seekg(0, std::ios::end);
-  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+  io::remove_stale_temps(path);
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) throw Error("[load] cannot open " + path + ": " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) throw Error("[load] cannot stat " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) throw Error("[load] " + path + " is a directory, not a checkpoint");
+  if (!S_ISREG(info.st_mode)) throw Error("[load] " + path + " is not a regular file");
+  const uint64_t file_size = static_cast<uint64_t>(info.st_size);
   if (file_size < 8) throw Error("[load] " + path + ": file of " + std::to_string(file_size) + " bytes is too short for a header");
   unsigned char prefix[8];
-  in.read(reinterpret_cast<char*>(prefix), 8);
+  read_exact(file.fd, reinterpret_cast<char*>(prefix), 8, 0, path, "the header length");
   uint64_t length = 0;
   for (int i = 0; i < 8; ++i) length |= static_cast<uint64_t>(prefix[i]) << (8 * i);
   if (length > kMaxHeader || length > file_size - 8)
     throw Error("[load] " + path + ": header length " + std::to_string(length) + " exceeds the file (" +
                 std::to_string(file_size) + " bytes) or the 100 MiB limit");
   std::string text(length, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(length));
+  read_exact(file.fd, text.data(), length, 8, path, "the header");
+  if (std::optional<size_t> at = offset_too_deep(text))
+    throw Error("[load] " + path + ": the header nests deeper than " + std::to_string(kMaxHeaderDepth) +
+                " levels (at byte " + std::to_string(*at) + "), which no safetensors header does");
   nlohmann::json header;
   // The JSON parser keeps the last of two equal keys; a tensor named twice would silently lose an entry.
   std::set<std::string> names;
@@ -167,21 +211,20 @@ std::map<std::string, Tensor> load(const std::string& path) {
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") continue;
     try {
+      if (!entry.is_object()) throw Error("[load] " + path + ": the entry of '" + name + "' is not an object");
       DType dtype = format_dtype(entry.at("dtype").get<std::string>(), path);
-      Shape shape = entry.at("shape").get<Shape>();
-      auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
-      for (int64_t d : shape)
-        if (d < 0) throw Error("[load] " + path + ": '" + name + "' has a negative dim");
-      if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size)
+      Shape shape = counts_of(entry.at("shape"), "a dim of '" + name + "'", path);
+      std::vector<int64_t> offsets = counts_of(entry.at("data_offsets"), "a data offset of '" + name + "'", path);
+      if (offsets.size() != 2 || offsets[0] > offsets[1] || static_cast<uint64_t>(offsets[1]) > data_size)
         throw Error("[load] " + path + ": '" + name + "' has data offsets outside the " + std::to_string(data_size) + " data bytes");
-      uint64_t bytes = offsets[1] - offsets[0];
+      const uint64_t bytes = static_cast<uint64_t>(offsets[1] - offsets[0]);
       std::optional<uint64_t> needed = byte_size(shape, dtype);
       if (!needed)
         throw Error("[load] " + path + ": '" + name + "' has shape " + shape_str(shape) + ", whose size overflows");
       if (bytes != *needed)
         throw Error("[load] " + path + ": '" + name + "' holds " + std::to_string(bytes) + " bytes but " +
                     std::string(dtype_name(dtype)) + shape_str(shape) + " needs " + std::to_string(*needed));
-      entries.push_back({name, dtype, std::move(shape), offsets[0], offsets[1]});
+      entries.push_back({name, dtype, std::move(shape), static_cast<uint64_t>(offsets[0]), static_cast<uint64_t>(offsets[1])});
     } catch (const nlohmann::json::exception& e) {
       throw Error("[load] " + path + ": bad entry '" + name + "': " + e.what());
     }
@@ -212,9 +255,7 @@ std::map<std::string, Tensor> load(const std::string& path) {
   for (const Entry& e : entries) {
     uint64_t bytes = e.end - e.begin;
     BufferPtr buffer = runtime::allocator(Device{}).allocate(bytes);
-    in.seekg(static_cast<std::streamoff>(8 + length + e.begin));
-    in.read(buffer->as<char>(), static_cast<std::streamsize>(bytes));
-    if (!in) throw Error("[load] " + path + ": could not read the data of '" + e.name + "'");
+    read_exact(file.fd, buffer->as<char>(), bytes, 8 + length + e.begin, path, "the data of '" + e.name + "'");
     metrics::increment_counter("TransferToDevice");
     tensors.emplace(e.name, Tensor(std::make_shared<TensorImpl>(std::move(buffer), e.shape, e.dtype, Device{})));
   }
