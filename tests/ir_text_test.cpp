@@ -3,6 +3,10 @@
 
 #include <xlite/xlite.h>
 
+#include <bit>
+#include <cmath>
+#include <limits>
+
 #include "ir/graph.h"
 
 namespace xl = xlite;
@@ -47,6 +51,36 @@ TEST(IrText, ParsesCommentsAndSpecialFloats) {
   EXPECT_EQ(g.instrs.size(), 4u);
   EXPECT_EQ(g.outputs, (std::vector<int32_t>{3, 0}));
   EXPECT_EQ(parse_graph(to_text(g)).hash(), g.hash());
+}
+
+// Every double a constant can hold prints and parses back to its bits: -nan printed by xlite once failed
+// to parse, and a NaN's payload and sign were lost.
+TEST(IrText, FloatConstantsRoundTripBitForBit) {
+  const std::vector<double> values = {
+      std::bit_cast<double>(uint64_t{0xfff8000000000000}),  // -nan, as 0.0/0.0 gives on x86
+      std::bit_cast<double>(uint64_t{0x7ff8000000000000}),  // nan
+      std::bit_cast<double>(uint64_t{0x7ff0000000000001}),  // a signalling NaN with payload 1
+      std::bit_cast<double>(uint64_t{0xfff4000000000abc}),
+      INFINITY, -INFINITY, -0.0, 0.0, 4.9406564584124654e-324, -2.2250738585072009e-308, 0.1, 1.0 / 3,
+      static_cast<double>(std::numeric_limits<float>::denorm_min()), 1.7976931348623157e308};
+  for (double v : values) {
+    xl::ir::Graph g;
+    g.instrs.push_back(parse_graph("%0 = constant(value=1.0, dtype=f64) : f64[]\nreturn %0\n").instrs[0]);
+    g.instrs[0].attrs.set_float(xl::ir::AttrKey::value, v);
+    g.outputs = {0};
+    const std::string printed = to_text(g);
+    xl::ir::Graph parsed = parse_graph(printed);
+    const double back = parsed.instrs[0].attrs.get_float(xl::ir::AttrKey::value);
+    EXPECT_EQ(std::bit_cast<uint64_t>(back), std::bit_cast<uint64_t>(v)) << printed;
+    EXPECT_EQ(to_text(parsed), printed);
+  }
+  EXPECT_EQ(to_text(parse_graph("%0 = constant(value=-nan, dtype=f32) : f32[]\nreturn %0\n")),
+            "%0 = constant(value=-nan, dtype=f32) : f32[]\nreturn %0\n");
+  EXPECT_EQ(to_text(parse_graph("%0 = constant(value=nan_0x1, dtype=f64) : f64[]\nreturn %0\n")),
+            "%0 = constant(value=nan_0x1, dtype=f64) : f64[]\nreturn %0\n");
+  // A zero payload would be infinity, and a payload wider than 52 bits is no double.
+  EXPECT_THROW(parse_graph("%0 = constant(value=nan_0x0, dtype=f64) : f64[]\nreturn %0\n"), xl::Error);
+  EXPECT_THROW(parse_graph("%0 = constant(value=nan_0x10000000000000, dtype=f64) : f64[]\nreturn %0\n"), xl::Error);
 }
 
 TEST(IrText, ParseErrorsNameTheLine) {

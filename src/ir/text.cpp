@@ -1,9 +1,13 @@
 // The text form of a graph: printing and parsing. Printing then parsing gives back the same graph and hash.
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "ir/graph.h"
 #include "xlite/error.h"
@@ -11,14 +15,49 @@
 namespace xlite::ir {
 namespace {
 
+// The bits of a NaN below its sign and exponent, and those of the NaN that std::nan("") makes.
+constexpr uint64_t kMantissaBits = (uint64_t{1} << 52) - 1;
+constexpr uint64_t kQuietNanMantissa = uint64_t{1} << 51;
+
+// Every double prints so that parsing gives back its bits: %.17g for finite values (subnormals and -0.0
+// included), and for a NaN its sign and, when it is not the usual quiet NaN, its payload
+// ("-nan", "nan_0x4000000000001"): a graph printed by a NaN check must parse back to the same graph.
 std::string format_double(double v) {
-  if (std::isnan(v)) return "nan";
+  if (std::isnan(v)) {
+    const uint64_t bits = std::bit_cast<uint64_t>(v);
+    std::string s = std::signbit(v) ? "-nan" : "nan";
+    if ((bits & kMantissaBits) != kQuietNanMantissa) {
+      char payload[24];
+      std::snprintf(payload, sizeof payload, "_0x%llx", static_cast<unsigned long long>(bits & kMantissaBits));
+      s += payload;
+    }
+    return s;
+  }
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   std::string s = buf;
   if (s.find_first_of(".en") == std::string::npos) s += ".0";  // keep floats visibly floats
   return s;
+}
+
+// The inverse of format_double for NaNs; nothing for any other word.
+std::optional<double> parse_nan(std::string_view w) {
+  const bool negative = !w.empty() && w[0] == '-';
+  if (negative) w.remove_prefix(1);
+  if (w.substr(0, 3) != "nan") return std::nullopt;
+  w.remove_prefix(3);
+  uint64_t mantissa = kQuietNanMantissa;
+  if (!w.empty()) {
+    if (w.substr(0, 3) != "_0x") return std::nullopt;
+    w.remove_prefix(3);
+    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), mantissa, 16);
+    // A zero payload would spell infinity, not a NaN.
+    if (ec != std::errc() || end != w.data() + w.size() || mantissa == 0 || mantissa > kMantissaBits)
+      return std::nullopt;
+  }
+  const uint64_t bits = (negative ? uint64_t{1} << 63 : 0) | (uint64_t{0x7ff} << 52) | mantissa;
+  return std::bit_cast<double>(bits);
 }
 
 std::string format_attr(AttrKey key, const AttrValue& value) {
@@ -83,7 +122,7 @@ class Cursor {
   }
   double number() {
     std::string w(word());
-    if (w == "nan") return std::nan("");
+    if (std::optional<double> nan = parse_nan(w)) return *nan;
     if (w == "inf") return INFINITY;
     if (w == "-inf") return -INFINITY;
     char* end = nullptr;
