@@ -4,8 +4,9 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
 
-.PHONY: all deps build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench
+.PHONY: all deps build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench build-fuzz fuzz fuzz-ci
 
 all: build
 
@@ -40,6 +41,23 @@ test-tsan: build-tsan
 		$(TSAN_BUILD)/xlite_tests --gtest_filter='$(TSAN_TESTS)'
 
 test: test-release test-asan test-tsan
+
+# libFuzzer on xlite::load (arbitrary bytes) and on the text IR (parse, verify, run on both backends).
+# Each harness runs FUZZ_SECONDS from seeds that xlite's own code writes plus every regression input;
+# a finding is written to $(FUZZ_BUILD)/findings/ and fails the target. fuzz-ci: one minute each (CI);
+# fuzz: four hours each. A finding, once fixed, is copied into fuzz/regressions/<harness>/.
+FUZZ_SECONDS ?= 60
+build-fuzz:
+	bash scripts/install-fuzz-deps.sh
+	CC=clang-19 CXX=clang++-19 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_FUZZ=ON \
+		-DXLITE_BUILD_TESTS=OFF -DXLITE_BUILD_EXAMPLES=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_load fuzz_ir xlite-fuzz-seeds
+
+fuzz-ci: build-fuzz
+	bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+fuzz: build-fuzz
+	bash fuzz/run.sh $(FUZZ_BUILD) $(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),14400)
 
 demo: build
 	./$(BUILD)/lazy_cos_sin
