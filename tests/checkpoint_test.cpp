@@ -1,6 +1,7 @@
 // safetensors checkpoints: round trips, the exact format, atomic writes and every kind of corruption.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -264,6 +265,22 @@ TEST(Checkpoint, AStateFromBeforeTheFirstStepDropsMomentum) {
   train_steps(model, sgd, 2);
   train_steps(twin, fresh, 2);
   EXPECT_EQ(flat_parameters(model), flat_parameters(twin));
+}
+
+// Loading takes time linear in the number of tensors: with a parse callback the JSON library rescanned
+// the header object after every entry (100000 entries took minutes).
+TEST(Checkpoint, ManyTensorsLoadInLinearTime) {
+  std::string json = "{";
+  for (int i = 0; i < 100000; ++i)
+    json += (i ? ",\"t" : "\"t") + std::to_string(i) + R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})";
+  json += "}";
+  json.append((8 - json.size() % 8) % 8, ' ');
+  std::string path = temp_path("many");
+  write_bytes(path, with_header(json, ""));
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(xl::load(path).size(), 100000u);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 10.0);
+  fs::remove(path);
 }
 
 TEST(Checkpoint, HeadersNoWriterMakesAreRefusedBeforeTheyCost) {

@@ -80,6 +80,40 @@ std::optional<size_t> offset_too_deep(const std::string& text) {
   return std::nullopt;
 }
 
+// Builds the header's DOM and notes a tensor named twice (the DOM keeps the last of two equal keys, so an
+// entry would be lost silently). A SAX handler rather than a parse callback: the callback parser rescans
+// the parent object after every entry it keeps, which is quadratic in the number of tensors.
+class DuplicateNoter final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit DuplicateNoter(nlohmann::json& result) : dom_(result) {}
+  const std::string& duplicate() const { return duplicate_; }
+
+  bool null() override { return dom_.null(); }
+  bool boolean(bool v) override { return dom_.boolean(v); }
+  bool number_integer(number_integer_t v) override { return dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) override { return dom_.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t& s) override { return dom_.number_float(v, s); }
+  bool string(string_t& v) override { return dom_.string(v); }
+  bool binary(binary_t& v) override { return dom_.binary(v); }
+  bool start_object(std::size_t n) override { return ++depth_, dom_.start_object(n); }
+  bool end_object() override { return --depth_, dom_.end_object(); }
+  bool start_array(std::size_t n) override { return ++depth_, dom_.start_array(n); }
+  bool end_array() override { return --depth_, dom_.end_array(); }
+  bool key(string_t& k) override {
+    if (depth_ == 1 && duplicate_.empty() && !names_.insert(k).second) duplicate_ = k;
+    return dom_.key(k);
+  }
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) override {
+    return dom_.parse_error(position, token, e);
+  }
+
+ private:
+  nlohmann::detail::json_sax_dom_parser<nlohmann::json> dom_;
+  int depth_ = 0;
+  std::set<std::string> names_;
+  std::string duplicate_;
+};
+
 // A dim or offset is a JSON integer >= 0 that fits in int64: 1.9, -1.5 or 1e300 are refused before
 // any conversion, which would truncate or be undefined.
 int64_t count_of(const nlohmann::json& value, const std::string& what, const std::string& path) {
@@ -184,20 +218,13 @@ std::map<std::string, Tensor> load(const std::string& path) {
     throw Error("[load] " + path + ": the header nests deeper than " + std::to_string(kMaxHeaderDepth) +
                 " levels (at byte " + std::to_string(*at) + "), which no safetensors header does");
   nlohmann::json header;
-  // The JSON parser keeps the last of two equal keys; a tensor named twice would silently lose an entry.
-  std::set<std::string> names;
-  std::string duplicate;
-  auto note_top_level_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (depth != 1 || event != nlohmann::json::parse_event_t::key || !duplicate.empty()) return true;
-    std::string name = parsed.get<std::string>();
-    if (!names.insert(name).second) duplicate = std::move(name);
-    return true;
-  };
+  DuplicateNoter parser(header);
   try {
-    header = nlohmann::json::parse(text, note_top_level_keys);
+    nlohmann::json::sax_parse(text, &parser);
   } catch (const nlohmann::json::exception& e) {
     throw Error("[load] " + path + ": corrupt header: " + e.what());
   }
+  const std::string& duplicate = parser.duplicate();
   if (!duplicate.empty()) throw Error("[load] " + path + ": the header names '" + duplicate + "' twice");
   if (!header.is_object()) throw Error("[load] " + path + ": the header is not a JSON object");
   const uint64_t data_size = file_size - 8 - length;
