@@ -38,6 +38,7 @@ struct Step {
   // Inputs (positions in region.inputs) read only at the element being written: the output may be
   // written over them.
   std::vector<bool> overwritable;
+  std::vector<int32_t> graph_instrs;     // Loop and Reduce: the graph instruction of each body instruction
   std::shared_ptr<StepProfile> profile;  // XLITE_PROFILE only
 };
 
@@ -125,42 +126,67 @@ std::vector<Region> run_raising_steps_early(std::vector<Region> regions) {
   return order;
 }
 
-// xlite_cpu_ipow reports a negative exponent without the instruction that raised it (status.instr stays
-// 0, a parameter of the region); the instruction is the region's integer pow.
-const ir::Instr& failing_instr(const Region& region, const KernelStatus& status) {
-  if (status.failed == 2)
-    for (const ir::Instr& instr : region.body.instrs)
-      if (instr.op == ir::OpId::pow && !is_floating(instr.dtype)) return instr;
-  return region.body.instrs[status.instr];
-}
-
 std::string kernel_error_message(const Region& region, const KernelStatus& status) {
-  const ir::Instr& instr = failing_instr(region, status);
+  const ir::Instr& instr = region.body.instrs[status.instr];
   std::string message;
-  if (status.failed == 2)
-    message = "integers to negative integer powers are not allowed (exponent " + std::to_string(status.value) + ")";
-  else if (status.failed == 3)
-    message = "integer division by zero";
-  else
-    message = "index " + std::to_string(status.value) + " is out of range for dim " +
-              std::to_string(instr.attrs.get_int(ir::AttrKey::dim)) + " of size " + std::to_string(status.size);
+  switch (status.failure()) {
+    case KernelFailure::negative_power:
+      message = "integers to negative integer powers are not allowed (exponent " + std::to_string(status.value) + ")";
+      break;
+    case KernelFailure::division_by_zero: message = "integer division by zero"; break;
+    case KernelFailure::index_out_of_range:
+      message = "index " + std::to_string(status.value) + " is out of range for dim " +
+                std::to_string(instr.attrs.get_int(ir::AttrKey::dim)) + " of size " + std::to_string(status.size);
+      break;
+    case KernelFailure::none: throw InternalError("[cpu] a kernel status without a failure has no message");
+  }
   return ir::blame_message(instr.origin, instr.op, message);
 }
 
-void run_kernel(const Step& step, void* const* buffers) {
+// The graph instruction of each instruction of a region's body: the body holds the region's inputs and
+// members in the graph's order.
+std::vector<int32_t> graph_instrs_of_body(const Region& region) {
+  std::vector<int32_t> ids = region.inputs;
+  ids.insert(ids.end(), region.members.begin(), region.members.end());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Runs a kernel over its elements and returns the failure the program reports for it (KernelStatus).
+KernelStatus run_kernel(const Step& step, void* const* buffers) {
   const int64_t n = step.work;
-  if (n == 0) return;
+  if (n == 0) return {};
   int chunks = step.cost < kParallelThreshold ? 1 : static_cast<int>(std::min<int64_t>(omp_get_max_threads(), n));
   std::vector<KernelStatus> status(chunks);
   if (chunks == 1) {
-    step.kernel.fn(buffers, 0, n, &status[0].failed);
+    step.kernel.run(buffers, 0, n, &status[0].failed);
   } else {
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
-    for (int c = 0; c < chunks; ++c) step.kernel.fn(buffers, n * c / chunks, n * (c + 1) / chunks, &status[c].failed);
+    for (int c = 0; c < chunks; ++c) step.kernel.run(buffers, n * c / chunks, n * (c + 1) / chunks, &status[c].failed);
   }
+  KernelStatus first;
   for (const KernelStatus& s : status)
-    if (s.failed) throw Error(kernel_error_message(step.region, s));
+    if (s.failed && (!first.failed || s.instr < first.instr)) first = s;
+  return first;
 }
+
+// The error a run raises: of the steps that failed, the one whose instruction comes first in the graph,
+// as the reference backend and eager mode would raise it. Steps are not in the graph's order (raising
+// ones run early), so a run notes each failure and goes on through the last step that may raise.
+class FirstFailure {
+ public:
+  void note(int32_t graph_instr, std::string message) {
+    if (graph_instr_ >= 0 && graph_instr_ <= graph_instr) return;
+    graph_instr_ = graph_instr;
+    message_ = std::move(message);
+  }
+  bool failed() const { return graph_instr_ >= 0; }
+  [[noreturn]] void raise() const { throw Error(message_); }
+
+ private:
+  int32_t graph_instr_ = -1;
+  std::string message_;
+};
 
 class CpuExecutable final : public runtime::Executable {
  public:
@@ -178,6 +204,7 @@ class CpuExecutable final : public runtime::Executable {
         case RegionKind::Loop:
         case RegionKind::Reduce:
           step.kernel = compile_kernel(step.region.body);
+          step.graph_instrs = graph_instrs_of_body(step.region);
           stats_.code_bytes += step.kernel.code_bytes;
           ++stats_.kernels;
           break;
@@ -287,7 +314,9 @@ class CpuExecutable final : public runtime::Executable {
       return args[argument_of_instr_[v]];
     };
     llvm::SmallVector<void*, 8> pointers;
+    FirstFailure failure;
     for (size_t s = 0; s < steps_.size(); ++s) {
+      if (failure.failed() && static_cast<int64_t>(s) > last_raising_step_) failure.raise();
       const Step& step = steps_[s];
       const ir::Instr& root = graph_.instrs[step.region.root];
       const int64_t started = step.profile ? now_ns() : 0;
@@ -301,7 +330,8 @@ class CpuExecutable final : public runtime::Executable {
           pointers.clear();
           for (int32_t v : step.region.inputs) pointers.push_back(values[v]->data());
           pointers.push_back(out->data());
-          run_kernel(step, pointers.data());
+          if (KernelStatus status = run_kernel(step, pointers.data()); status.failed)
+            failure.note(step.graph_instrs[status.instr], kernel_error_message(step.region, status));
           break;
         case RegionKind::Matmul:
           if (step.matmul)
@@ -316,7 +346,14 @@ class CpuExecutable final : public runtime::Executable {
         case RegionKind::Fallback: {
           std::vector<BufferPtr> inputs;
           for (int32_t v : step.region.inputs) inputs.push_back(shared(v));
-          out = step.oracle->run(inputs)[0];
+          try {
+            out = step.oracle->run(inputs)[0];
+          } catch (const InternalError&) {
+            throw;
+          } catch (const Error& e) {
+            failure.note(step.region.root, e.what());
+            std::memset(out->data(), 0, static_cast<size_t>(compiler::value_bytes(root)));  // read by later raising steps
+          }
           break;
         }
       }
@@ -328,6 +365,7 @@ class CpuExecutable final : public runtime::Executable {
         values[v] = nullptr;
       }
     }
+    if (failure.failed()) failure.raise();
     std::vector<BufferPtr> outputs;
     outputs.reserve(graph_.outputs.size());
     for (size_t i = 0; i < graph_.outputs.size(); ++i) {

@@ -18,14 +18,8 @@
 #include "backends/cpu/math.h"
 #include "xlite/error.h"
 
-extern "C" int64_t xlite_cpu_ipow(int64_t base, int64_t exponent, int64_t* status) {
-  if (exponent < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return exponent % 2 == 0 ? 1 : -1;
-    status[0] = 2;
-    status[1] = exponent;
-    return 0;
-  }
+extern "C" int64_t xlite_cpu_ipow(int64_t base, int64_t exponent) {
+  if (exponent < 0) return base == 1 ? 1 : exponent % 2 == 0 ? 1 : -1;  // base is +-1 (the kernel checked)
   uint64_t result = 1, b = static_cast<uint64_t>(base);
   for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1, b *= b)
     if (e & 1) result *= b;
@@ -278,14 +272,20 @@ class Emitter {
     return b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fconst(d, INFINITY));
   }
 
-  void flag_error(llvm::Value* bad, int64_t code, llvm::Value* value, llvm::Value* size, int32_t instr) {
+  // Notes a failure unless the status already holds one of this or an earlier instruction (KernelStatus).
+  void flag_error(llvm::Value* bad, KernelFailure failure, llvm::Value* value, llvm::Value* size, int32_t instr) {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
-    auto* fail = llvm::BasicBlock::Create(ctx_, "bad_value", fn);
+    auto* check = llvm::BasicBlock::Create(ctx_, "bad_value", fn);
+    auto* fail = llvm::BasicBlock::Create(ctx_, "first_bad_value", fn);
     auto* cont = llvm::BasicBlock::Create(ctx_, "ok", fn);
-    b_.CreateCondBr(bad, fail, cont);
-    b_.SetInsertPoint(fail);
+    b_.CreateCondBr(bad, check, cont);
+    b_.SetInsertPoint(check);
     auto* i64 = b_.getInt64Ty();
-    b_.CreateStore(i64c(code), status_);
+    llvm::Value* none_yet = b_.CreateICmpEQ(b_.CreateLoad(i64, status_), i64c(0));
+    llvm::Value* later_yet = b_.CreateICmpSGT(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, status_, 3)), i64c(instr));
+    b_.CreateCondBr(b_.CreateOr(none_yet, later_yet), fail, cont);
+    b_.SetInsertPoint(fail);
+    b_.CreateStore(i64c(static_cast<int64_t>(failure)), status_);
     b_.CreateStore(value, b_.CreateConstGEP1_64(i64, status_, 1));
     b_.CreateStore(size, b_.CreateConstGEP1_64(i64, status_, 2));
     b_.CreateStore(i64c(instr), b_.CreateConstGEP1_64(i64, status_, 3));
@@ -321,16 +321,20 @@ class Emitter {
         case OpId::minimum: return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a, c);
         case OpId::pow: {
           auto callee = module_.getOrInsertFunction(
-              "xlite_cpu_ipow", llvm::FunctionType::get(b_.getInt64Ty(), {b_.getInt64Ty(), b_.getInt64Ty(), b_.getPtrTy()}, false));
+              "xlite_cpu_ipow", llvm::FunctionType::get(b_.getInt64Ty(), {b_.getInt64Ty(), b_.getInt64Ty()}, false));
           llvm::Value* wa = u ? b_.CreateZExt(a, b_.getInt64Ty()) : b_.CreateSExt(a, b_.getInt64Ty());
           llvm::Value* wc = u ? b_.CreateZExt(c, b_.getInt64Ty()) : b_.CreateSExt(c, b_.getInt64Ty());
-          llvm::Value* r = b_.CreateCall(callee, {wa, wc, status_});
+          // Only 1 and -1 have integer powers of a negative exponent.
+          llvm::Value* unit_base = b_.CreateOr(b_.CreateICmpEQ(wa, i64c(1)), b_.CreateICmpEQ(wa, i64c(-1)));
+          llvm::Value* bad = b_.CreateAnd(b_.CreateICmpSLT(wc, i64c(0)), b_.CreateNot(unit_base));
+          flag_error(bad, KernelFailure::negative_power, wc, i64c(0), id);
+          llvm::Value* r = b_.CreateCall(callee, {wa, b_.CreateSelect(bad, i64c(0), wc)});
           return b_.CreateTrunc(r, value_type(d));
         }
         case OpId::div:
         case OpId::remainder: {
           llvm::Value* zero = b_.CreateICmpEQ(c, iconst(d, 0));
-          flag_error(zero, 3, i64c(0), i64c(0), id);
+          flag_error(zero, KernelFailure::division_by_zero, i64c(0), i64c(0), id);
           llvm::Value* minus_one = u ? b_.getFalse() : b_.CreateICmpEQ(c, iconst(d, -1));
           llvm::Value* safe = b_.CreateSelect(b_.CreateOr(zero, minus_one), iconst(d, 1), c);
           if (op == OpId::div) {
@@ -391,7 +395,7 @@ class Emitter {
     llvm::Value* v = b_.CreateSExt(raw, b_.getInt64Ty());
     if (index_dtype == DType::i64) v = raw;
     llvm::Value* bad = b_.CreateOr(b_.CreateICmpSLT(v, i64c(0)), b_.CreateICmpSGE(v, i64c(size)));
-    flag_error(bad, 1, v, i64c(size), id);
+    flag_error(bad, KernelFailure::index_out_of_range, v, i64c(size), id);
     return b_.CreateSelect(bad, i64c(0), v);
   }
 

@@ -5,26 +5,53 @@
 
 #include "ir/graph.h"
 
-// Integer power for generated code; a negative exponent is reported through status.
-extern "C" int64_t xlite_cpu_ipow(int64_t base, int64_t exponent, int64_t* status);
+// Integer power for generated code. The kernel flags a negative exponent of a base other than +-1 itself,
+// before calling, and passes exponent 0 then.
+extern "C" int64_t xlite_cpu_ipow(int64_t base, int64_t exponent);
 
 namespace xlite::backends::cpu {
 
 // Computes elements [begin, end) of the region's output. buffers holds the region's inputs then its
-// output. A bad index value is reported through status (see KernelStatus) instead of being read.
+// output. A value an op cannot take (a bad index, an integer division by zero) is reported through
+// status (see KernelStatus) instead of being used; the loop goes on with a harmless stand-in.
 using KernelFn = void (*)(void* const* buffers, int64_t begin, int64_t end, int64_t* status);
 
-struct KernelStatus {
-  int64_t failed = 0;  // nonzero when an index was out of range
-  int64_t value = 0;   // the bad index
-  int64_t size = 0;    // the size of the dim it indexed
-  int64_t instr = 0;   // the region instruction that read it
+// What KernelStatus::failed holds; generated code stores these numbers.
+enum class KernelFailure : int64_t {
+  none = 0,
+  index_out_of_range = 1,  // value: the index, size: the size of the dim it indexed
+  negative_power = 2,      // value: the exponent
+  division_by_zero = 3,
 };
+
+// The failure a kernel keeps is the one the reference backend (and eager mode) would raise: of the
+// failing instructions the first in program order, and of its failing elements the first the chunk
+// reaches. A region's instructions are in the graph's order, so `instr` compares across a region.
+struct KernelStatus {
+  int64_t failed = 0;  // a KernelFailure
+  int64_t value = 0;
+  int64_t size = 0;
+  int64_t instr = 0;   // the region instruction that failed
+  KernelFailure failure() const { return static_cast<KernelFailure>(failed); }
+};
+
+// clang's -fsanitize=function (part of -fsanitize=undefined) reads a type signature just before the
+// entry of every function called through a pointer; LLVM-generated code has none, and a kernel that
+// starts a page read the unmapped page below it (the fuzz build crashed there).
+#if defined(__clang__)
+#define XLITE_CALLS_GENERATED_CODE __attribute__((no_sanitize("function")))
+#else
+#define XLITE_CALLS_GENERATED_CODE
+#endif
 
 struct CompiledKernel {
   KernelFn fn = nullptr;
   int64_t code_bytes = 0;            // object code of the module that holds it
   std::shared_ptr<const void> code;  // the machine code stays in the JIT while this is held
+
+  XLITE_CALLS_GENERATED_CODE void run(void* const* buffers, int64_t begin, int64_t end, int64_t* status) const {
+    fn(buffers, begin, end, status);
+  }
 };
 
 // Compiles (or finds in the kernel cache, keyed by the region's text) the loop for a region body whose
