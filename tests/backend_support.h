@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,17 @@
 #include "compiler/cache.h"
 #include "core/tensor_impl.h"
 #include "lazy/graph_builder.h"
+#include "runtime/allocator.h"
 
 namespace xlite_test {
+
+// A buffer holding values, as a backend's argument.
+template <class T>
+xlite::BufferPtr Upload(const std::vector<T>& values) {
+  xlite::BufferPtr buffer = xlite::runtime::allocator(xlite::Device{}).allocate(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(buffer->data(), values.data(), values.size() * sizeof(T));
+  return buffer;
+}
 
 inline const std::vector<std::string>& Backends() {
   static const std::vector<std::string> names = {"cpu", "reference"};

@@ -22,13 +22,6 @@ namespace {
 namespace xl = xlite;
 using namespace xlite_test;
 
-template <class T>
-xl::BufferPtr Upload(const std::vector<T>& values) {
-  xl::BufferPtr buffer = xl::runtime::allocator(xl::Device{}).allocate(values.size() * sizeof(T));
-  if (!values.empty()) std::memcpy(buffer->data(), values.data(), values.size() * sizeof(T));
-  return buffer;
-}
-
 std::string VerifyError(const std::string& text) { return ErrorMessage([&] { xl::ir::parse_graph(text); }); }
 
 std::string ConstantGraph(const std::string& value, const std::string& dtype) {

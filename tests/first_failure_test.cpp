@@ -20,13 +20,6 @@ namespace {
 namespace xl = xlite;
 using namespace xlite_test;
 
-template <class T>
-xl::BufferPtr Upload(const std::vector<T>& values) {
-  xl::BufferPtr buffer = xl::runtime::allocator(xl::Device{}).allocate(values.size() * sizeof(T));
-  std::memcpy(buffer->data(), values.data(), values.size() * sizeof(T));
-  return buffer;
-}
-
 void ExpectEveryBackendRaises(const std::string& text, const std::vector<xl::BufferPtr>& args, const std::string& error) {
   xl::ir::Graph graph = xl::ir::parse_graph(text);
   for (const std::string& backend : Backends())
