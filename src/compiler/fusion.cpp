@@ -11,19 +11,6 @@ using ir::Instr;
 using ir::OpClass;
 using ir::OpId;
 
-// Ops worth computing once rather than once per consumer.
-bool expensive(OpId op) {
-  switch (op) {
-    case OpId::exp: case OpId::expm1: case OpId::log: case OpId::log1p: case OpId::tanh: case OpId::erf:
-    case OpId::sin: case OpId::cos: case OpId::tan: case OpId::sigmoid: case OpId::gelu: case OpId::gelu_tanh:
-    case OpId::silu: case OpId::pow: case OpId::rng_uniform: case OpId::rng_normal: case OpId::gather:
-    case OpId::index_select:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // A value is recomputed in at most this many regions before it is materialized instead.
 constexpr size_t kMaxDuplication = 4;
 // ... and only while the ops it is computed from (up to materialized values) are at most this many: a
@@ -118,15 +105,10 @@ class RowFusion {
 }  // namespace
 
 bool elementwise(const ir::Graph& graph, const Instr& instr) {
-  switch (ir::op_info(instr.op).cls) {
-    case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat: case OpClass::Predicate:
-    case OpClass::Binary: case OpClass::Compare: case OpClass::Logical: case OpClass::Select:
-      for (int32_t o : instr.operands)
-        if (graph.instrs[o].shape != instr.shape) return false;
-      return true;
-    default:
-      return false;
-  }
+  if (!ir::is_elementwise_class(ir::op_info(instr.op).cls)) return false;
+  for (int32_t o : instr.operands)
+    if (graph.instrs[o].shape != instr.shape) return false;
+  return true;
 }
 
 FusionPlan plan_fusion(const ir::Graph& graph) {
@@ -213,11 +195,12 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     size_t elementwise_regions = 0;
     for (int32_t r : regions)
       if (kind_of(graph.instrs[r]) != RegionKind::Reduce) ++elementwise_regions;
-    if (regions.size() > 1 && expensive(op) && elementwise_regions <= 1 && regions.size() <= kMaxDuplication) {
+    const bool expensive = ir::op_info(op).has(ir::kExpensive);
+    if (regions.size() > 1 && expensive && elementwise_regions <= 1 && regions.size() <= kMaxDuplication) {
       plan.decisions.push_back("recompute " + name(graph, i) + " in " + std::to_string(regions.size()) +
                                " regions, all but " + std::to_string(elementwise_regions) + " of them reductions");
       regions_of[i] = std::move(regions);
-    } else if (regions.size() > 1 && expensive(op)) {
+    } else if (regions.size() > 1 && expensive) {
       materialize(i, std::string(ir::op_name(op)) + " is needed by " + std::to_string(regions.size()) +
                          " regions; computed once instead of duplicated");
       regions_of[i] = {i};

@@ -6,13 +6,48 @@
 namespace xlite::ir {
 namespace {
 constexpr std::array<OpInfo, kNumOps> kOps = {{
-#define XLITE_OP_INFO(id, name, arity, cls) {name, arity, OpClass::cls},
+#define XLITE_OP_INFO(id, name, arity, cls, traits) {name, arity, OpClass::cls, static_cast<uint8_t>(traits)},
     XLITE_IR_OPS(XLITE_OP_INFO)
 #undef XLITE_OP_INFO
 }};
 }  // namespace
 
 const OpInfo& op_info(OpId op) { return kOps[static_cast<size_t>(op)]; }
+
+bool is_elementwise_class(OpClass cls) {
+  switch (cls) {
+    case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat: case OpClass::Predicate:
+    case OpClass::Binary: case OpClass::Compare: case OpClass::Logical: case OpClass::Select:
+      return true;
+    case OpClass::Leaf: case OpClass::Random: case OpClass::Reduce: case OpClass::ArgReduce: case OpClass::Reshape:
+    case OpClass::Transpose: case OpClass::Broadcast: case OpClass::Slice: case OpClass::Concat: case OpClass::Pad:
+    case OpClass::Flip: case OpClass::Gather: case OpClass::IndexSelect: case OpClass::ScatterAdd: case OpClass::Dot:
+    case OpClass::Conv:
+      return false;
+  }
+  return false;
+}
+
+bool is_differentiable(OpId op) {
+  const OpInfo& info = op_info(op);
+  if (info.has(kPiecewiseConstant)) return false;
+  switch (info.cls) {
+    case OpClass::Predicate: case OpClass::Compare: case OpClass::Logical: case OpClass::ArgReduce:
+    case OpClass::Leaf: case OpClass::Random:
+      return false;
+    case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat: case OpClass::Binary: case OpClass::Select:
+    case OpClass::Reduce: case OpClass::Reshape: case OpClass::Transpose: case OpClass::Broadcast: case OpClass::Slice:
+    case OpClass::Concat: case OpClass::Pad: case OpClass::Flip: case OpClass::Gather: case OpClass::IndexSelect:
+    case OpClass::ScatterAdd: case OpClass::Dot: case OpClass::Conv:
+      return true;
+  }
+  return false;
+}
+
+bool may_raise(OpId op, DType dtype) {
+  const OpInfo& info = op_info(op);
+  return info.has(kRaisesOnBadIndex) || (info.has(kRaisesOnIntegers) && !is_floating(dtype));
+}
 
 bool op_from_name(std::string_view name, OpId* op) {
   for (int i = 0; i < kNumOps; ++i) {

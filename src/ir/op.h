@@ -9,79 +9,88 @@
 
 namespace xlite::ir {
 
-// X(id, text name, arity (-1: variadic), class)
-#define XLITE_IR_OPS(X)                                   \
-  X(parameter, "parameter", 0, Leaf)                      \
-  X(constant, "constant", 0, Leaf)                        \
-  X(iota, "iota", 0, Leaf)                                \
-  X(rng_uniform, "rng_uniform", 2, Random)                \
-  X(rng_normal, "rng_normal", 2, Random)                  \
-  X(convert, "convert", 1, Convert)                       \
-  X(neg, "neg", 1, Unary)                                 \
-  X(abs, "abs", 1, Unary)                                 \
-  X(exp, "exp", 1, UnaryFloat)                            \
-  X(expm1, "expm1", 1, UnaryFloat)                        \
-  X(log, "log", 1, UnaryFloat)                            \
-  X(log1p, "log1p", 1, UnaryFloat)                        \
-  X(sqrt, "sqrt", 1, UnaryFloat)                          \
-  X(rsqrt, "rsqrt", 1, UnaryFloat)                        \
-  X(sin, "sin", 1, UnaryFloat)                            \
-  X(cos, "cos", 1, UnaryFloat)                            \
-  X(tan, "tan", 1, UnaryFloat)                            \
-  X(tanh, "tanh", 1, UnaryFloat)                          \
-  X(sigmoid, "sigmoid", 1, UnaryFloat)                    \
-  X(relu, "relu", 1, Unary)                               \
-  X(gelu, "gelu", 1, UnaryFloat)                          \
-  X(gelu_tanh, "gelu_tanh", 1, UnaryFloat)                \
-  X(silu, "silu", 1, UnaryFloat)                          \
-  X(erf, "erf", 1, UnaryFloat)                            \
-  X(floor, "floor", 1, UnaryFloat)                        \
-  X(ceil, "ceil", 1, UnaryFloat)                          \
-  X(round, "round", 1, UnaryFloat)                        \
-  X(sign, "sign", 1, Unary)                               \
-  X(reciprocal, "reciprocal", 1, UnaryFloat)              \
-  X(logical_not, "logical_not", 1, Predicate)             \
-  X(isnan, "isnan", 1, Predicate)                         \
-  X(isinf, "isinf", 1, Predicate)                         \
-  X(add, "add", 2, Binary)                                \
-  X(sub, "sub", 2, Binary)                                \
-  X(mul, "mul", 2, Binary)                                \
-  X(div, "div", 2, Binary)                                \
-  X(pow, "pow", 2, Binary)                                \
-  X(maximum, "maximum", 2, Binary)                        \
-  X(minimum, "minimum", 2, Binary)                        \
-  X(remainder, "remainder", 2, Binary)                    \
-  X(eq, "eq", 2, Compare)                                 \
-  X(ne, "ne", 2, Compare)                                 \
-  X(lt, "lt", 2, Compare)                                 \
-  X(le, "le", 2, Compare)                                 \
-  X(gt, "gt", 2, Compare)                                 \
-  X(ge, "ge", 2, Compare)                                 \
-  X(logical_and, "logical_and", 2, Logical)               \
-  X(logical_or, "logical_or", 2, Logical)                 \
-  X(logical_xor, "logical_xor", 2, Logical)               \
-  X(select, "select", 3, Select)                          \
-  X(reduce_sum, "reduce_sum", 1, Reduce)                  \
-  X(reduce_prod, "reduce_prod", 1, Reduce)                \
-  X(reduce_max, "reduce_max", 1, Reduce)                  \
-  X(reduce_min, "reduce_min", 1, Reduce)                  \
-  X(argmax, "argmax", 1, ArgReduce)                       \
-  X(argmin, "argmin", 1, ArgReduce)                       \
-  X(reshape, "reshape", 1, Reshape)                       \
-  X(transpose, "transpose", 1, Transpose)                 \
-  X(broadcast, "broadcast", 1, Broadcast)                 \
-  X(slice, "slice", 1, Slice)                             \
-  X(concat, "concat", -1, Concat)                         \
-  X(pad, "pad", 1, Pad)                                   \
-  X(flip, "flip", 1, Flip)                                \
-  X(gather, "gather", 2, Gather)                          \
-  X(index_select, "index_select", 2, IndexSelect)         \
-  X(scatter_add, "scatter_add", 3, ScatterAdd)            \
-  X(dot, "dot", 2, Dot)                                   \
-  X(conv2d, "conv2d", 2, Conv)
+// Facts about an op that passes and backends need beyond its class, kept on its row of the table so that
+// adding an op states them in one place.
+enum OpTrait : uint8_t {
+  kExpensive = 1 << 0,          // worth computing once rather than once per consumer
+  kPiecewiseConstant = 1 << 1,  // a gradient of zero almost everywhere: no gradient flows
+  kRaisesOnBadIndex = 1 << 2,   // an index value out of range raises at run time
+  kRaisesOnIntegers = 1 << 3,   // integer operands can raise at run time (division by zero, negative power)
+};
+
+// X(id, text name, arity (-1: variadic), class, traits (OpTrait flags, or 0))
+#define XLITE_IR_OPS(X)                                                            \
+  X(parameter, "parameter", 0, Leaf, 0)                                            \
+  X(constant, "constant", 0, Leaf, 0)                                              \
+  X(iota, "iota", 0, Leaf, 0)                                                      \
+  X(rng_uniform, "rng_uniform", 2, Random, kExpensive)                             \
+  X(rng_normal, "rng_normal", 2, Random, kExpensive)                               \
+  X(convert, "convert", 1, Convert, 0)                                             \
+  X(neg, "neg", 1, Unary, 0)                                                       \
+  X(abs, "abs", 1, Unary, 0)                                                       \
+  X(exp, "exp", 1, UnaryFloat, kExpensive)                                         \
+  X(expm1, "expm1", 1, UnaryFloat, kExpensive)                                     \
+  X(log, "log", 1, UnaryFloat, kExpensive)                                         \
+  X(log1p, "log1p", 1, UnaryFloat, kExpensive)                                     \
+  X(sqrt, "sqrt", 1, UnaryFloat, 0)                                                \
+  X(rsqrt, "rsqrt", 1, UnaryFloat, 0)                                              \
+  X(sin, "sin", 1, UnaryFloat, kExpensive)                                         \
+  X(cos, "cos", 1, UnaryFloat, kExpensive)                                         \
+  X(tan, "tan", 1, UnaryFloat, kExpensive)                                         \
+  X(tanh, "tanh", 1, UnaryFloat, kExpensive)                                       \
+  X(sigmoid, "sigmoid", 1, UnaryFloat, kExpensive)                                 \
+  X(relu, "relu", 1, Unary, 0)                                                     \
+  X(gelu, "gelu", 1, UnaryFloat, kExpensive)                                       \
+  X(gelu_tanh, "gelu_tanh", 1, UnaryFloat, kExpensive)                             \
+  X(silu, "silu", 1, UnaryFloat, kExpensive)                                       \
+  X(erf, "erf", 1, UnaryFloat, kExpensive)                                         \
+  X(floor, "floor", 1, UnaryFloat, kPiecewiseConstant)                             \
+  X(ceil, "ceil", 1, UnaryFloat, kPiecewiseConstant)                               \
+  X(round, "round", 1, UnaryFloat, kPiecewiseConstant)                             \
+  X(sign, "sign", 1, Unary, kPiecewiseConstant)                                    \
+  X(reciprocal, "reciprocal", 1, UnaryFloat, 0)                                    \
+  X(logical_not, "logical_not", 1, Predicate, 0)                                   \
+  X(isnan, "isnan", 1, Predicate, 0)                                               \
+  X(isinf, "isinf", 1, Predicate, 0)                                               \
+  X(add, "add", 2, Binary, 0)                                                      \
+  X(sub, "sub", 2, Binary, 0)                                                      \
+  X(mul, "mul", 2, Binary, 0)                                                      \
+  X(div, "div", 2, Binary, kRaisesOnIntegers)                                      \
+  X(pow, "pow", 2, Binary, kExpensive | kRaisesOnIntegers)                         \
+  X(maximum, "maximum", 2, Binary, 0)                                              \
+  X(minimum, "minimum", 2, Binary, 0)                                              \
+  X(remainder, "remainder", 2, Binary, kRaisesOnIntegers)                          \
+  X(eq, "eq", 2, Compare, 0)                                                       \
+  X(ne, "ne", 2, Compare, 0)                                                       \
+  X(lt, "lt", 2, Compare, 0)                                                       \
+  X(le, "le", 2, Compare, 0)                                                       \
+  X(gt, "gt", 2, Compare, 0)                                                       \
+  X(ge, "ge", 2, Compare, 0)                                                       \
+  X(logical_and, "logical_and", 2, Logical, 0)                                     \
+  X(logical_or, "logical_or", 2, Logical, 0)                                       \
+  X(logical_xor, "logical_xor", 2, Logical, 0)                                     \
+  X(select, "select", 3, Select, 0)                                                \
+  X(reduce_sum, "reduce_sum", 1, Reduce, 0)                                        \
+  X(reduce_prod, "reduce_prod", 1, Reduce, 0)                                      \
+  X(reduce_max, "reduce_max", 1, Reduce, 0)                                        \
+  X(reduce_min, "reduce_min", 1, Reduce, 0)                                        \
+  X(argmax, "argmax", 1, ArgReduce, 0)                                             \
+  X(argmin, "argmin", 1, ArgReduce, 0)                                             \
+  X(reshape, "reshape", 1, Reshape, 0)                                             \
+  X(transpose, "transpose", 1, Transpose, 0)                                       \
+  X(broadcast, "broadcast", 1, Broadcast, 0)                                       \
+  X(slice, "slice", 1, Slice, 0)                                                   \
+  X(concat, "concat", -1, Concat, 0)                                               \
+  X(pad, "pad", 1, Pad, 0)                                                         \
+  X(flip, "flip", 1, Flip, 0)                                                      \
+  X(gather, "gather", 2, Gather, kExpensive | kRaisesOnBadIndex)                   \
+  X(index_select, "index_select", 2, IndexSelect, kExpensive | kRaisesOnBadIndex)  \
+  X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex)                  \
+  X(dot, "dot", 2, Dot, 0)                                                         \
+  X(conv2d, "conv2d", 2, Conv, 0)
 
 enum class OpId : uint16_t {
-#define XLITE_OP_ENUM(id, name, arity, cls) id,
+#define XLITE_OP_ENUM(id, name, arity, cls, traits) id,
   XLITE_IR_OPS(XLITE_OP_ENUM)
 #undef XLITE_OP_ENUM
       count_
@@ -126,9 +135,19 @@ struct OpInfo {
   std::string_view name;
   int arity;
   OpClass cls;
+  uint8_t traits;  // OpTrait flags
+  bool has(OpTrait trait) const { return (traits & trait) != 0; }
 };
 
 const OpInfo& op_info(OpId op);
+
+// Ops of these classes read each operand at the element they write (when the operand has their shape).
+bool is_elementwise_class(OpClass cls);
+// Whether results of the op carry gradients: not integer-valued results (comparisons, argmax, iota),
+// leaves, random draws, or piecewise-constant ops.
+bool is_differentiable(OpId op);
+// Whether an instruction of this op and dtype can raise at run time for a value in the data.
+bool may_raise(OpId op, DType dtype);
 inline std::string_view op_name(OpId op) { return op_info(op).name; }
 // Returns false if no op has this name.
 bool op_from_name(std::string_view name, OpId* op);

@@ -96,17 +96,6 @@ InPlaceScope::~InPlaceScope() { in_place_target = previous_; }
 
 const char* current_op() { return op_name_now; }
 
-// Ops whose results carry gradients: integer-valued results (comparisons, argmax, iota, ...) do not.
-bool differentiable(ir::OpId op) {
-  switch (ir::op_info(op).cls) {
-    case ir::OpClass::Predicate: case ir::OpClass::Compare: case ir::OpClass::Logical: case ir::OpClass::ArgReduce:
-    case ir::OpClass::Leaf: case ir::OpClass::Random:
-      return false;
-    default:
-      return op != ir::OpId::floor && op != ir::OpId::ceil && op != ir::OpId::round && op != ir::OpId::sign;
-  }
-}
-
 void fail(const std::string& message) { throw Error("[" + std::string(op_name_now) + "] " + message); }
 
 const TensorImpl& impl_of(const Tensor& t) {
@@ -139,7 +128,7 @@ Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs) {
     nodes.push_back(t.impl()->requires_grad() && autograd::is_grad_enabled() ? t.impl()->autograd_node() : t.impl()->node());
     requires_grad = requires_grad || nodes.back()->requires_grad;
   }
-  requires_grad = requires_grad && autograd::is_grad_enabled() && differentiable(op);
+  requires_grad = requires_grad && autograd::is_grad_enabled() && ir::is_differentiable(op);
   std::array<bool, 3> needs_grad{};
   for (size_t k = 0; k < nodes.size() && k < needs_grad.size(); ++k) needs_grad[k] = nodes[k]->requires_grad;
   std::shared_ptr<ir::Node> node = ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now, requires_grad);

@@ -45,7 +45,6 @@ class InPlaceScope {
 
 // The name of the public op being built on this thread ("" outside any op).
 const char* current_op();
-bool differentiable(ir::OpId op);
 // Throws xlite::Error("[op] message").
 [[noreturn]] void fail(const std::string& message);
 

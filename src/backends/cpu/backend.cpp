@@ -89,19 +89,8 @@ std::vector<bool> overwritable_inputs(const Region& region) {
 bool may_raise(const Region& region) {
   if (region.kind == RegionKind::Fallback) return true;
   if (region.kind != RegionKind::Loop && region.kind != RegionKind::Reduce) return false;
-  for (const ir::Instr& instr : region.body.instrs) {
-    switch (instr.op) {
-      case ir::OpId::gather:
-      case ir::OpId::index_select: return true;
-      case ir::OpId::pow:
-      case ir::OpId::div:
-      case ir::OpId::remainder:
-        if (!is_floating(instr.dtype)) return true;
-        break;
-      default: break;
-    }
-  }
-  return false;
+  return std::any_of(region.body.instrs.begin(), region.body.instrs.end(),
+                     [](const ir::Instr& instr) { return ir::may_raise(instr.op, instr.dtype); });
 }
 
 // Steps that can raise run as early as their inputs allow. A donated buffer is written only after the last

@@ -15,21 +15,7 @@ using ir::AttrKey;
 using ir::Instr;
 using ir::OpId;
 
-bool foldable(const Instr& instr) {
-  switch (ir::op_info(instr.op).cls) {
-    case ir::OpClass::Convert:
-    case ir::OpClass::Unary:
-    case ir::OpClass::UnaryFloat:
-    case ir::OpClass::Predicate:
-    case ir::OpClass::Binary:
-    case ir::OpClass::Compare:
-    case ir::OpClass::Logical:
-    case ir::OpClass::Select:
-      return instr.shape.empty();
-    default:
-      return false;
-  }
-}
+bool foldable(const Instr& instr) { return instr.shape.empty() && ir::is_elementwise_class(ir::op_info(instr.op).cls); }
 
 // Runs one instruction on constant operands; nullopt when it throws (left for run time to report).
 std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
