@@ -703,6 +703,7 @@ class Emitter {
   // elements inner, so that the inner loop reads contiguous memory and vectorises (the general loop
   // below would stride down each column). Only where the output holds the accumulator type exactly
   // (not for 16-bit floats, which accumulate in f32).
+  static constexpr int64_t kNarrowColumns = 8;
   bool emit_leading_reduce_loop(const Instr& root) {
     if (root.op != OpId::reduce_sum && root.op != OpId::reduce_prod) return false;
     const int32_t input = root.operands[0];
@@ -718,6 +719,10 @@ class Emitter {
       return false;
     const int64_t kept = numel(root.shape);
     if (kept == 0) return false;
+    // Few columns make the inner loop too short to pay for itself: each output then sums its own strided
+    // column, which the vectoriser reads as interleaved loads. Measured on 16M f32 (2 threads): 2 columns
+    // 48.8 ms here against 4.2 ms strided, 8 columns 12.9 against 9.4, 16 columns 8.0 against 17.4.
+    if (kept <= kNarrowColumns) return false;
     const int64_t rows = numel(in_shape) / kept;
     // The input element at (row, column), generated inside the innermost loop: its multi-index is split
     // from the row and the column apart, so the row's part is invariant in the column loop.
