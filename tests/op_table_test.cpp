@@ -5,13 +5,16 @@
 
 #include <xlite/xlite.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "backend_support.h"
+#include "backends/reference/kernels.h"
 #include "compiler/cache.h"
 #include "ir/graph.h"
 #include "ir/op.h"
+#include "ops/op_support.h"
 
 namespace xl = xlite;
 using xl::ir::OpClass;
@@ -102,4 +105,104 @@ TEST(OpTable, GradientsFlowExactlyThroughDifferentiableOps) {
   EXPECT_TRUE(xl::ir::is_differentiable(OpId::gelu));
   EXPECT_FALSE(xl::ir::is_differentiable(OpId::rng_normal));
   EXPECT_FALSE(xl::ir::is_differentiable(OpId::iota));
+}
+
+// Each layer has a case for each op: the reference backend a kernel, the cpu backend code, autograd a
+// gradient. The switches are exhaustive (-Werror=switch); this checks the tables and dispatch around them.
+TEST(OpTable, EveryOpHasAReferenceKernel) {
+  for (OpId op : AllOps())
+    if (op != OpId::parameter)
+      EXPECT_NE(xl::backends::reference::kernels()[static_cast<int>(op)], nullptr) << xl::ir::op_name(op);
+}
+
+namespace {
+
+// The text of a one-op graph applying op to parameters of f32[4] (bool[4] for logical ops), or "" for ops
+// of the classes this does not cover.
+std::string OneOpGraph(OpId op) {
+  const xl::ir::OpInfo& info = xl::ir::op_info(op);
+  const std::string name(info.name);
+  const bool logical = info.cls == OpClass::Logical;
+  const std::string in = logical ? "bool[4]" : "f32[4]";
+  std::string params = "%0 = parameter(index=0) : " + in + "\n";
+  switch (info.cls) {
+    case OpClass::Unary:
+    case OpClass::UnaryFloat: return params + "%1 = " + name + "(%0) : f32[4]\nreturn %1\n";
+    case OpClass::Predicate: return params + "%1 = " + name + "(%0) : bool[4]\nreturn %1\n";
+    case OpClass::Binary:
+    case OpClass::Compare:
+    case OpClass::Logical: {
+      const std::string out = info.cls == OpClass::Binary ? "f32[4]" : "bool[4]";
+      return params + "%1 = parameter(index=1) : " + in + "\n%2 = " + name + "(%0, %1) : " + out + "\nreturn %2\n";
+    }
+    case OpClass::Reduce: return params + "%1 = " + name + "(%0, dims=[0], keepdim=false) : f32[]\nreturn %1\n";
+    case OpClass::ArgReduce: return params + "%1 = " + name + "(%0, dim=0, keepdim=false) : i64[]\nreturn %1\n";
+    default: return "";
+  }
+}
+
+std::vector<double> RunGraph(const std::string& text, const std::string& backend, bool logical) {
+  xl::ir::Graph graph = xl::ir::parse_graph(text);
+  std::vector<xl::BufferPtr> arguments;
+  if (logical) {
+    arguments = {xlite_test::Upload(std::vector<uint8_t>{0, 1, 0, 1}), xlite_test::Upload(std::vector<uint8_t>{0, 0, 1, 1})};
+  } else {
+    arguments = {xlite_test::Upload(std::vector<float>{0.25f, -1.5f, 2.0f, 0.75f}),
+                 xlite_test::Upload(std::vector<float>{1.5f, 0.5f, -3.0f, 0.75f})};
+  }
+  arguments.resize(graph.num_parameters);
+  std::vector<xl::BufferPtr> outputs = xl::compiler::compile_with(graph, backend)->run(arguments, {});
+  const xl::ir::Instr& result = graph.instrs[graph.outputs[0]];
+  std::vector<double> values;
+  for (int64_t i = 0; i < xl::numel(result.shape); ++i) {
+    switch (result.dtype) {
+      case xl::DType::f32: values.push_back(outputs[0]->as<float>()[i]); break;
+      case xl::DType::bool_: values.push_back(outputs[0]->as<uint8_t>()[i]); break;
+      case xl::DType::i64: values.push_back(static_cast<double>(outputs[0]->as<int64_t>()[i])); break;
+      default: ADD_FAILURE() << "unexpected dtype";
+    }
+  }
+  return values;
+}
+
+}  // namespace
+
+TEST(OpTable, EveryElementwiseAndReduceOpRunsAlikeOnBothBackends) {
+  int covered = 0;
+  for (OpId op : AllOps()) {
+    const std::string text = OneOpGraph(op);
+    if (text.empty()) continue;
+    SCOPED_TRACE(text);
+    const bool logical = xl::ir::op_info(op).cls == OpClass::Logical;
+    std::vector<double> want = RunGraph(text, "reference", logical);
+    std::vector<double> got = RunGraph(text, "cpu", logical);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+      else EXPECT_NEAR(got[i], want[i], 1e-6 * std::max(1.0, std::fabs(want[i]))) << i;
+    }
+    ++covered;
+  }
+  // Every op of those classes: 4 unary, 19 unary float, 3 predicates, 8 binary, 6 compare, 3 logical,
+  // 4 reductions, 2 arg reductions.
+  EXPECT_EQ(covered, 49);
+}
+
+TEST(OpTable, EveryDifferentiableElementwiseOpHasAGradient) {
+  int covered = 0;
+  for (OpId op : AllOps()) {
+    const OpClass cls = xl::ir::op_info(op).cls;
+    if (!xl::ir::is_differentiable(op) || (cls != OpClass::Unary && cls != OpClass::UnaryFloat && cls != OpClass::Binary))
+      continue;
+    SCOPED_TRACE(std::string(xl::ir::op_name(op)));
+    auto x = xl::tensor(std::vector<float>{0.25f, 1.5f, 2.0f}).requires_grad_(true);
+    auto other = xl::tensor(std::vector<float>{1.5f, 0.5f, 3.0f});
+    xl::Tensor y = cls == OpClass::Binary ? xl::ops::make(op, {x, other}) : xl::ops::make(op, {x});
+    ASSERT_TRUE(y.requires_grad());
+    xl::sum(y).backward();
+    ASSERT_TRUE(x.grad().defined());
+    for (float g : x.grad().to_vector<float>()) EXPECT_TRUE(std::isfinite(g));
+    ++covered;
+  }
+  EXPECT_EQ(covered, 27);  // 3 unary (not sign), 16 unary float (not floor, ceil, round), 8 binary
 }

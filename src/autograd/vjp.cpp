@@ -239,9 +239,16 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     }
     case OpId::dot: return {matmul(g, swap_last_two(in[1])), matmul(swap_last_two(in[0]), g)};
     case OpId::conv2d: return {conv_input_grad(g, in[0], in[1], attrs), conv_weight_grad(g, in[0], in[1], attrs)};
-    default:
-      ops::fail("no gradient for " + std::string(ir::op_name(node->op)) + " yet");
+    // Not differentiable (ir::is_differentiable): their results never require grad, so backward does not
+    // reach them.
+    case OpId::parameter: case OpId::constant: case OpId::iota: case OpId::rng_uniform: case OpId::rng_normal:
+    case OpId::floor: case OpId::ceil: case OpId::round: case OpId::sign: case OpId::logical_not: case OpId::isnan:
+    case OpId::isinf: case OpId::eq: case OpId::ne: case OpId::lt: case OpId::le: case OpId::gt: case OpId::ge:
+    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor: case OpId::argmax: case OpId::argmin:
+    case OpId::count_:
+      break;
   }
+  ops::fail("no gradient for " + std::string(ir::op_name(node->op)));
 }
 
 }  // namespace xlite::autograd

@@ -2,6 +2,9 @@
 
 #include <array>
 #include <charconv>
+#include <string>
+
+#include "xlite/error.h"
 
 namespace xlite::ir {
 namespace {
@@ -48,6 +51,30 @@ bool may_raise(OpId op, DType dtype) {
   const OpInfo& info = op_info(op);
   return info.has(kRaisesOnBadIndex) || (info.has(kRaisesOnIntegers) && !is_floating(dtype));
 }
+
+#define XLITE_VIEW_CASE(id, name, arity, cls, traits) \
+  case OpId::id:                                      \
+    return View::id;
+#define XLITE_DEFINE_VIEW(View_, function, OPS)                                                            \
+  View_ function(OpId op) {                                                                                 \
+    using View = View_;                                                                                     \
+    switch (op) {                                                                                           \
+      OPS(XLITE_VIEW_CASE)                                                                                  \
+      default: throw InternalError(std::string(#function) + " of " + std::string(op_name(op)) + ", an op of another class"); \
+    }                                                                                                       \
+  }
+XLITE_DEFINE_VIEW(LeafOp, leaf_op, XLITE_LEAF_OPS)
+XLITE_DEFINE_VIEW(RandomOp, random_op, XLITE_RANDOM_OPS)
+XLITE_DEFINE_VIEW(UnaryOp, unary_op, XLITE_UNARY_OPS)
+XLITE_DEFINE_VIEW(UnaryFloatOp, unary_float_op, XLITE_UNARY_FLOAT_OPS)
+XLITE_DEFINE_VIEW(PredicateOp, predicate_op, XLITE_PREDICATE_OPS)
+XLITE_DEFINE_VIEW(BinaryOp, binary_op, XLITE_BINARY_OPS)
+XLITE_DEFINE_VIEW(CompareOp, compare_op, XLITE_COMPARE_OPS)
+XLITE_DEFINE_VIEW(LogicalOp, logical_op, XLITE_LOGICAL_OPS)
+XLITE_DEFINE_VIEW(ReduceOp, reduce_op, XLITE_REDUCE_OPS)
+XLITE_DEFINE_VIEW(ArgReduceOp, arg_reduce_op, XLITE_ARG_REDUCE_OPS)
+#undef XLITE_DEFINE_VIEW
+#undef XLITE_VIEW_CASE
 
 bool op_from_name(std::string_view name, OpId* op) {
   for (int i = 0; i < kNumOps; ++i) {

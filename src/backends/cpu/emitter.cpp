@@ -32,6 +32,12 @@ using ir::AttrKey;
 using ir::Instr;
 using ir::OpClass;
 using ir::OpId;
+using ir::BinaryOp;
+using ir::CompareOp;
+using ir::PredicateOp;
+using ir::ReduceOp;
+using ir::UnaryFloatOp;
+using ir::UnaryOp;
 
 bool is_unsigned(DType d) { return d == DType::u8 || d == DType::bool_; }
 
@@ -216,60 +222,69 @@ class Emitter {
 
   llvm::Value* unary(OpId op, DType d, llvm::Value* x) {
     const bool fp = is_floating(d);
-    switch (op) {
-      case OpId::neg: return fp ? b_.CreateFNeg(x) : b_.CreateSub(iconst(d, 0), x);
-      case OpId::abs:
-        if (fp) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-        return is_unsigned(d) ? x : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
-      case OpId::relu:
-        if (fp) return b_.CreateSelect(b_.CreateFCmpUGT(x, fconst(d, 0)), x, fconst(d, 0));  // NaN passes through
-        return is_unsigned(d) ? x : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, iconst(d, 0));
-      case OpId::sign: {
-        if (!fp) {
-          if (is_unsigned(d)) return b_.CreateZExt(b_.CreateICmpNE(x, iconst(d, 0)), value_type(d));
-          llvm::Value* pos = b_.CreateZExt(b_.CreateICmpSGT(x, iconst(d, 0)), value_type(d));
-          llvm::Value* negv = b_.CreateZExt(b_.CreateICmpSLT(x, iconst(d, 0)), value_type(d));
-          return b_.CreateSub(pos, negv);
+    if (ir::op_info(op).cls == OpClass::Unary) {
+      switch (ir::unary_op(op)) {
+        case UnaryOp::neg: return fp ? b_.CreateFNeg(x) : b_.CreateSub(iconst(d, 0), x);
+        case UnaryOp::abs:
+          if (fp) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+          return is_unsigned(d) ? x : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
+        case UnaryOp::relu:
+          if (fp) return b_.CreateSelect(b_.CreateFCmpUGT(x, fconst(d, 0)), x, fconst(d, 0));  // NaN passes through
+          return is_unsigned(d) ? x : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, iconst(d, 0));
+        case UnaryOp::sign: {
+          if (!fp) {
+            if (is_unsigned(d)) return b_.CreateZExt(b_.CreateICmpNE(x, iconst(d, 0)), value_type(d));
+            llvm::Value* pos = b_.CreateZExt(b_.CreateICmpSGT(x, iconst(d, 0)), value_type(d));
+            llvm::Value* negv = b_.CreateZExt(b_.CreateICmpSLT(x, iconst(d, 0)), value_type(d));
+            return b_.CreateSub(pos, negv);
+          }
+          llvm::Value* s = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(d, 0)), fconst(d, 1),
+                                           b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(d, 0)), fconst(d, -1), fconst(d, 0)));
+          return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
         }
-        llvm::Value* s = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(d, 0)), fconst(d, 1),
-                                         b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(d, 0)), fconst(d, -1), fconst(d, 0)));
-        return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
       }
-      case OpId::exp: return exp_of(d, x);
-      case OpId::expm1: return call_libm("expm1f", "expm1", d, {x});
-      case OpId::log: return d == DType::f64 ? call_libm("logf", "log", d, {x}) : math::log_f32(b_, x);
-      case OpId::log1p: return call_libm("log1pf", "log1p", d, {x});
-      case OpId::sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
-      case OpId::rsqrt: return b_.CreateFDiv(fconst(d, 1), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-      case OpId::sin: return d == DType::f64 ? call_libm("sinf", "sin", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::sin);
-      case OpId::cos: return d == DType::f64 ? call_libm("cosf", "cos", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::cos);
-      case OpId::tan: return d == DType::f64 ? call_libm("tanf", "tan", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::tan);
-      case OpId::tanh: return tanh_of(d, x);
-      case OpId::erf: return erf_of(d, x);
-      case OpId::sigmoid: return sigmoid_of(d, x);
-      case OpId::silu: return b_.CreateFMul(x, sigmoid_of(d, x));
-      case OpId::gelu: {
+      throw InternalError("[cpu] no code for unary " + std::string(ir::op_name(op)));
+    }
+    switch (ir::unary_float_op(op)) {
+      case UnaryFloatOp::exp: return exp_of(d, x);
+      case UnaryFloatOp::expm1: return call_libm("expm1f", "expm1", d, {x});
+      case UnaryFloatOp::log: return d == DType::f64 ? call_libm("logf", "log", d, {x}) : math::log_f32(b_, x);
+      case UnaryFloatOp::log1p: return call_libm("log1pf", "log1p", d, {x});
+      case UnaryFloatOp::sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+      case UnaryFloatOp::rsqrt: return b_.CreateFDiv(fconst(d, 1), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+      case UnaryFloatOp::sin: return d == DType::f64 ? call_libm("sinf", "sin", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::sin);
+      case UnaryFloatOp::cos: return d == DType::f64 ? call_libm("cosf", "cos", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::cos);
+      case UnaryFloatOp::tan: return d == DType::f64 ? call_libm("tanf", "tan", d, {x}) : math::trig_f32(b_, module_, x, math::Trig::tan);
+      case UnaryFloatOp::tanh: return tanh_of(d, x);
+      case UnaryFloatOp::erf: return erf_of(d, x);
+      case UnaryFloatOp::sigmoid: return sigmoid_of(d, x);
+      case UnaryFloatOp::silu: return b_.CreateFMul(x, sigmoid_of(d, x));
+      case UnaryFloatOp::gelu: {
         llvm::Value* e = erf_of(d, b_.CreateFMul(x, fconst(d, 0.70710678118654752)));
         return b_.CreateFMul(b_.CreateFMul(fconst(d, 0.5), x), b_.CreateFAdd(fconst(d, 1), e));
       }
-      case OpId::gelu_tanh: {
+      case UnaryFloatOp::gelu_tanh: {
         llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(x, x), x);
         llvm::Value* inner = b_.CreateFMul(fconst(d, 0.79788456080286536), b_.CreateFAdd(x, b_.CreateFMul(fconst(d, 0.044715), cube)));
         return b_.CreateFMul(b_.CreateFMul(fconst(d, 0.5), x), b_.CreateFAdd(fconst(d, 1), tanh_of(d, inner)));
       }
-      case OpId::floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
-      case OpId::ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
-      case OpId::round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
-      case OpId::reciprocal: return b_.CreateFDiv(fconst(d, 1), x);
-      default: throw InternalError("[cpu] no code for unary " + std::string(ir::op_name(op)));
+      case UnaryFloatOp::floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+      case UnaryFloatOp::ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+      case UnaryFloatOp::round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+      case UnaryFloatOp::reciprocal: return b_.CreateFDiv(fconst(d, 1), x);
     }
+    throw InternalError("[cpu] no code for unary " + std::string(ir::op_name(op)));
   }
 
   llvm::Value* predicate(OpId op, DType d, llvm::Value* x) {
-    if (op == OpId::logical_not) return is_floating(d) ? b_.CreateFCmpOEQ(x, fconst(d, 0)) : b_.CreateICmpEQ(x, constant(d, 0));
-    if (!is_floating(d)) return b_.getFalse();
-    if (op == OpId::isnan) return b_.CreateFCmpUNO(x, x);
-    return b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fconst(d, INFINITY));
+    const bool fp = is_floating(d);
+    switch (ir::predicate_op(op)) {
+      case PredicateOp::logical_not: return fp ? b_.CreateFCmpOEQ(x, fconst(d, 0)) : b_.CreateICmpEQ(x, constant(d, 0));
+      case PredicateOp::isnan: return fp ? b_.CreateFCmpUNO(x, x) : b_.getFalse();
+      case PredicateOp::isinf:
+        return fp ? b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fconst(d, INFINITY)) : b_.getFalse();
+    }
+    throw InternalError("[cpu] no code for predicate " + std::string(ir::op_name(op)));
   }
 
   // Notes a failure unless the status already holds one of this or an earlier instruction (KernelStatus).
@@ -295,31 +310,30 @@ class Emitter {
 
   llvm::Value* binary(int32_t id, OpId op, DType d, llvm::Value* a, llvm::Value* c) {
     if (is_floating(d)) {
-      switch (op) {
-        case OpId::add: return b_.CreateFAdd(a, c);
-        case OpId::sub: return b_.CreateFSub(a, c);
-        case OpId::mul: return b_.CreateFMul(a, c);
-        case OpId::div: return b_.CreateFDiv(a, c);
-        case OpId::pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
-        case OpId::maximum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
-        case OpId::minimum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, c);
-        case OpId::remainder: {
+      switch (ir::binary_op(op)) {
+        case BinaryOp::add: return b_.CreateFAdd(a, c);
+        case BinaryOp::sub: return b_.CreateFSub(a, c);
+        case BinaryOp::mul: return b_.CreateFMul(a, c);
+        case BinaryOp::div: return b_.CreateFDiv(a, c);
+        case BinaryOp::pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
+        case BinaryOp::maximum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
+        case BinaryOp::minimum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, c);
+        case BinaryOp::remainder: {
           llvm::Value* r = b_.CreateFRem(a, c);
           llvm::Value* fix = b_.CreateAnd(b_.CreateFCmpONE(r, fconst(d, 0)),
                                           b_.CreateXor(b_.CreateFCmpOLT(r, fconst(d, 0)), b_.CreateFCmpOLT(c, fconst(d, 0))));
           return b_.CreateSelect(fix, b_.CreateFAdd(r, c), r);
         }
-        default: break;
       }
     } else {
       const bool u = is_unsigned(d);
-      switch (op) {
-        case OpId::add: return b_.CreateAdd(a, c);
-        case OpId::sub: return b_.CreateSub(a, c);
-        case OpId::mul: return b_.CreateMul(a, c);
-        case OpId::maximum: return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, c);
-        case OpId::minimum: return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a, c);
-        case OpId::pow: {
+      switch (ir::binary_op(op)) {
+        case BinaryOp::add: return b_.CreateAdd(a, c);
+        case BinaryOp::sub: return b_.CreateSub(a, c);
+        case BinaryOp::mul: return b_.CreateMul(a, c);
+        case BinaryOp::maximum: return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, c);
+        case BinaryOp::minimum: return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a, c);
+        case BinaryOp::pow: {
           auto callee = module_.getOrInsertFunction(
               "xlite_cpu_ipow", llvm::FunctionType::get(b_.getInt64Ty(), {b_.getInt64Ty(), b_.getInt64Ty()}, false));
           llvm::Value* wa = u ? b_.CreateZExt(a, b_.getInt64Ty()) : b_.CreateSExt(a, b_.getInt64Ty());
@@ -331,8 +345,8 @@ class Emitter {
           llvm::Value* r = b_.CreateCall(callee, {wa, b_.CreateSelect(bad, i64c(0), wc)});
           return b_.CreateTrunc(r, value_type(d));
         }
-        case OpId::div:
-        case OpId::remainder: {
+        case BinaryOp::div:
+        case BinaryOp::remainder: {
           llvm::Value* zero = b_.CreateICmpEQ(c, iconst(d, 0));
           flag_error(zero, KernelFailure::division_by_zero, i64c(0), i64c(0), id);
           llvm::Value* minus_one = u ? b_.getFalse() : b_.CreateICmpEQ(c, iconst(d, -1));
@@ -347,7 +361,6 @@ class Emitter {
                                           b_.CreateXor(b_.CreateICmpSLT(r, iconst(d, 0)), b_.CreateICmpSLT(safe, iconst(d, 0))));
           return b_.CreateSelect(minus_one, iconst(d, 0), b_.CreateSelect(fix, b_.CreateAdd(r, safe), r));
         }
-        default: break;
       }
     }
     throw InternalError("[cpu] no code for binary " + std::string(ir::op_name(op)));
@@ -355,24 +368,26 @@ class Emitter {
 
   llvm::Value* compare(OpId op, DType d, llvm::Value* a, llvm::Value* c) {
     if (is_floating(d)) {
-      switch (op) {
-        case OpId::eq: return b_.CreateFCmpOEQ(a, c);
-        case OpId::ne: return b_.CreateFCmpUNE(a, c);
-        case OpId::lt: return b_.CreateFCmpOLT(a, c);
-        case OpId::le: return b_.CreateFCmpOLE(a, c);
-        case OpId::gt: return b_.CreateFCmpOGT(a, c);
-        default: return b_.CreateFCmpOGE(a, c);
+      switch (ir::compare_op(op)) {
+        case CompareOp::eq: return b_.CreateFCmpOEQ(a, c);
+        case CompareOp::ne: return b_.CreateFCmpUNE(a, c);
+        case CompareOp::lt: return b_.CreateFCmpOLT(a, c);
+        case CompareOp::le: return b_.CreateFCmpOLE(a, c);
+        case CompareOp::gt: return b_.CreateFCmpOGT(a, c);
+        case CompareOp::ge: return b_.CreateFCmpOGE(a, c);
+      }
+    } else {
+      const bool u = is_unsigned(d);
+      switch (ir::compare_op(op)) {
+        case CompareOp::eq: return b_.CreateICmpEQ(a, c);
+        case CompareOp::ne: return b_.CreateICmpNE(a, c);
+        case CompareOp::lt: return u ? b_.CreateICmpULT(a, c) : b_.CreateICmpSLT(a, c);
+        case CompareOp::le: return u ? b_.CreateICmpULE(a, c) : b_.CreateICmpSLE(a, c);
+        case CompareOp::gt: return u ? b_.CreateICmpUGT(a, c) : b_.CreateICmpSGT(a, c);
+        case CompareOp::ge: return u ? b_.CreateICmpUGE(a, c) : b_.CreateICmpSGE(a, c);
       }
     }
-    const bool u = is_unsigned(d);
-    switch (op) {
-      case OpId::eq: return b_.CreateICmpEQ(a, c);
-      case OpId::ne: return b_.CreateICmpNE(a, c);
-      case OpId::lt: return u ? b_.CreateICmpULT(a, c) : b_.CreateICmpSLT(a, c);
-      case OpId::le: return u ? b_.CreateICmpULE(a, c) : b_.CreateICmpSLE(a, c);
-      case OpId::gt: return u ? b_.CreateICmpUGT(a, c) : b_.CreateICmpSGT(a, c);
-      default: return u ? b_.CreateICmpUGE(a, c) : b_.CreateICmpSGE(a, c);
-    }
+    throw InternalError("[cpu] no code for compare " + std::string(ir::op_name(op)));
   }
 
   llvm::Value* convert(llvm::Value* v, DType from, DType to) {
@@ -480,9 +495,12 @@ class Emitter {
       case OpClass::Logical: {
         llvm::Value* a = gen(instr.operands[0], idx);
         llvm::Value* c = gen(instr.operands[1], idx);
-        if (instr.op == OpId::logical_and) return b_.CreateAnd(a, c);
-        if (instr.op == OpId::logical_or) return b_.CreateOr(a, c);
-        return b_.CreateXor(a, c);
+        switch (ir::logical_op(instr.op)) {
+          case ir::LogicalOp::logical_and: return b_.CreateAnd(a, c);
+          case ir::LogicalOp::logical_or: return b_.CreateOr(a, c);
+          case ir::LogicalOp::logical_xor: return b_.CreateXor(a, c);
+        }
+        break;
       }
       case OpClass::Select:
         return b_.CreateSelect(gen(instr.operands[0], idx), gen(instr.operands[1], idx), gen(instr.operands[2], idx));
@@ -598,9 +616,10 @@ class Emitter {
         // A row reduction, computed before the row's elements (emit_elementwise_loop).
         if (auto it = row_values_.find(id); it != row_values_.end()) return it->second;
         throw InternalError("[cpu] " + std::string(ir::op_name(instr.op)) + " is fused into a loop that does not run by its rows");
-      default:
-        throw InternalError("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
+      case OpClass::ArgReduce: case OpClass::ScatterAdd: case OpClass::Dot: case OpClass::Conv:
+        break;  // regions of their own (fusion.cpp)
     }
+    throw InternalError("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
   }
 
   // ---- loops -------------------------------------------------------------------------------------
@@ -929,20 +948,19 @@ class Emitter {
     const bool fp = is_floating(in_dtype);
     if (fp && root.op == OpId::reduce_sum)
       return rounded(emit_float_sum(input, acc_type, count, contiguous ? kSumBlock : kSumChain, input_index), root.dtype);
-    llvm::Value* init = nullptr;
-    switch (root.op) {
-      case OpId::reduce_sum: init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0); break;
-      case OpId::reduce_prod: init = fp ? llvm::ConstantFP::get(acc_type, 1.0) : llvm::ConstantInt::get(acc_type, 1); break;
-      case OpId::reduce_max:
+    llvm::Value* init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0);  // argmax, argmin
+    if (!arg) switch (ir::reduce_op(root.op)) {
+      case ReduceOp::reduce_sum: init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0); break;
+      case ReduceOp::reduce_prod: init = fp ? llvm::ConstantFP::get(acc_type, 1.0) : llvm::ConstantInt::get(acc_type, 1); break;
+      case ReduceOp::reduce_max:
         init = fp ? llvm::ConstantFP::getInfinity(acc_type, true)
                   : (is_unsigned(in_dtype) ? llvm::ConstantInt::get(acc_type, 0) : llvm::ConstantInt::get(acc_type, llvm::APInt::getSignedMinValue(acc_type->getIntegerBitWidth())));
         break;
-      case OpId::reduce_min:
+      case ReduceOp::reduce_min:
         init = fp ? llvm::ConstantFP::getInfinity(acc_type, false)
                   : (is_unsigned(in_dtype) ? llvm::ConstantInt::get(acc_type, llvm::APInt::getMaxValue(acc_type->getIntegerBitWidth()))
                                            : llvm::ConstantInt::get(acc_type, llvm::APInt::getSignedMaxValue(acc_type->getIntegerBitWidth())));
         break;
-      default: init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0); break;
     }
 
     llvm::BasicBlock* before_inner = b_.GetInsertBlock();
@@ -965,9 +983,9 @@ class Emitter {
     llvm::Value* next = nullptr;
     llvm::FastMathFlags reassoc;
     reassoc.setAllowReassoc();
-    switch (root.op) {
-      case OpId::reduce_sum:  // integers here: floating sums are emit_float_sum's
-      case OpId::reduce_prod: {
+    if (!arg) switch (ir::reduce_op(root.op)) {
+      case ReduceOp::reduce_sum:  // integers here: floating sums are emit_float_sum's
+      case ReduceOp::reduce_prod: {
         // Reassociation lets the loop vectoriser split the accumulator across lanes.
         llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
         b_.setFastMathFlags(reassoc);
@@ -975,8 +993,8 @@ class Emitter {
         else next = fp ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
         break;
       }
-      case OpId::reduce_max:
-      case OpId::reduce_min: {
+      case ReduceOp::reduce_max:
+      case ReduceOp::reduce_min: {
         const bool is_max = root.op == OpId::reduce_max;
         if (fp) {
           // maxnum/minnum reductions vectorise; they skip NaN, so NaN is tracked by a separate
@@ -1000,23 +1018,22 @@ class Emitter {
         }
         break;
       }
-      default: {  // argmax / argmin: the first extreme value; NaN counts as extreme
-        llvm::Value* first = b_.CreateICmpEQ(inner.iv, i64c(0));
-        llvm::Value* better;
-        bool want_max = root.op == OpId::argmax;
-        if (fp) {
-          llvm::Value* strictly = want_max ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc);
-          better = b_.CreateAnd(b_.CreateFCmpORD(acc, acc), b_.CreateOr(b_.CreateFCmpUNO(v, v), strictly));
-        } else {
-          bool u = is_unsigned(in_dtype);
-          better = want_max ? (u ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpSGT(v, acc))
-                            : (u ? b_.CreateICmpULT(v, acc) : b_.CreateICmpSLT(v, acc));
-        }
-        llvm::Value* take = b_.CreateOr(first, better);
-        next = b_.CreateSelect(take, v, acc);
-        best_index->addIncoming(b_.CreateSelect(take, inner.iv, best_index), b_.GetInsertBlock());
-        break;
+    }
+    if (arg) {  // the first extreme value; NaN counts as extreme
+      llvm::Value* first = b_.CreateICmpEQ(inner.iv, i64c(0));
+      llvm::Value* better;
+      bool want_max = root.op == OpId::argmax;
+      if (fp) {
+        llvm::Value* strictly = want_max ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc);
+        better = b_.CreateAnd(b_.CreateFCmpORD(acc, acc), b_.CreateOr(b_.CreateFCmpUNO(v, v), strictly));
+      } else {
+        bool u = is_unsigned(in_dtype);
+        better = want_max ? (u ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpSGT(v, acc))
+                          : (u ? b_.CreateICmpULT(v, acc) : b_.CreateICmpSLT(v, acc));
       }
+      llvm::Value* take = b_.CreateOr(first, better);
+      next = b_.CreateSelect(take, v, acc);
+      best_index->addIncoming(b_.CreateSelect(take, inner.iv, best_index), b_.GetInsertBlock());
     }
     acc->addIncoming(next, b_.GetInsertBlock());
     close_loop(inner);

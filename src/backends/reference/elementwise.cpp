@@ -8,7 +8,13 @@
 namespace xlite::backends::reference {
 namespace {
 using ir::AttrKey;
+using ir::BinaryOp;
+using ir::CompareOp;
+using ir::LogicalOp;
 using ir::OpId;
+using ir::PredicateOp;
+using ir::UnaryFloatOp;
+using ir::UnaryOp;
 
 bool is_float_value(const Value& v) { return is_floating(v.dtype); }
 
@@ -50,45 +56,53 @@ void convert(const ir::Instr&, std::span<const Value* const> in, Value& out) {
   }
 }
 
+[[noreturn]] void no_case(OpId op) { throw InternalError("[reference] no scalar semantics for " + std::string(ir::op_name(op))); }
+
+// Ops of class Unary apply to every dtype, UnaryFloat ones to floating dtypes only.
 double unary_float(OpId op, double x) {
-  switch (op) {
-    case OpId::neg: return -x;
-    case OpId::abs: return std::fabs(x);
-    case OpId::exp: return std::exp(x);
-    case OpId::expm1: return std::expm1(x);
-    case OpId::log: return std::log(x);
-    case OpId::log1p: return std::log1p(x);
-    case OpId::sqrt: return std::sqrt(x);
-    case OpId::rsqrt: return 1.0 / std::sqrt(x);
-    case OpId::sin: return std::sin(x);
-    case OpId::cos: return std::cos(x);
-    case OpId::tan: return std::tan(x);
-    case OpId::tanh: return std::tanh(x);
-    case OpId::sigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case OpId::relu: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
-    case OpId::gelu: return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752));
-    case OpId::gelu_tanh:
-      return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
-    case OpId::silu: return x / (1.0 + std::exp(-x));
-    case OpId::erf: return std::erf(x);
-    case OpId::floor: return std::floor(x);
-    case OpId::ceil: return std::ceil(x);
-    case OpId::round: return std::nearbyint(x);  // the default rounding mode: half to even
-    case OpId::sign: return std::isnan(x) ? x : static_cast<double>((0.0 < x) - (x < 0.0));
-    case OpId::reciprocal: return 1.0 / x;
-    default: return 0;
+  if (ir::op_info(op).cls == ir::OpClass::Unary) {
+    switch (ir::unary_op(op)) {
+      case UnaryOp::neg: return -x;
+      case UnaryOp::abs: return std::fabs(x);
+      case UnaryOp::relu: return std::isnan(x) ? x : (x > 0 ? x : 0.0);
+      case UnaryOp::sign: return std::isnan(x) ? x : static_cast<double>((0.0 < x) - (x < 0.0));
+    }
+    no_case(op);
   }
+  switch (ir::unary_float_op(op)) {
+    case UnaryFloatOp::exp: return std::exp(x);
+    case UnaryFloatOp::expm1: return std::expm1(x);
+    case UnaryFloatOp::log: return std::log(x);
+    case UnaryFloatOp::log1p: return std::log1p(x);
+    case UnaryFloatOp::sqrt: return std::sqrt(x);
+    case UnaryFloatOp::rsqrt: return 1.0 / std::sqrt(x);
+    case UnaryFloatOp::sin: return std::sin(x);
+    case UnaryFloatOp::cos: return std::cos(x);
+    case UnaryFloatOp::tan: return std::tan(x);
+    case UnaryFloatOp::tanh: return std::tanh(x);
+    case UnaryFloatOp::sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case UnaryFloatOp::gelu: return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752));
+    case UnaryFloatOp::gelu_tanh:
+      return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+    case UnaryFloatOp::silu: return x / (1.0 + std::exp(-x));
+    case UnaryFloatOp::erf: return std::erf(x);
+    case UnaryFloatOp::floor: return std::floor(x);
+    case UnaryFloatOp::ceil: return std::ceil(x);
+    case UnaryFloatOp::round: return std::nearbyint(x);  // the default rounding mode: half to even
+    case UnaryFloatOp::reciprocal: return 1.0 / x;
+  }
+  no_case(op);
 }
 
 int64_t unary_int(OpId op, int64_t x) {
   // Unsigned arithmetic wraps instead of overflowing.
-  switch (op) {
-    case OpId::neg: return static_cast<int64_t>(0 - static_cast<uint64_t>(x));
-    case OpId::abs: return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x;
-    case OpId::relu: return x > 0 ? x : 0;
-    case OpId::sign: return (0 < x) - (x < 0);
-    default: return 0;
+  switch (ir::unary_op(op)) {
+    case UnaryOp::neg: return static_cast<int64_t>(0 - static_cast<uint64_t>(x));
+    case UnaryOp::abs: return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x;
+    case UnaryOp::relu: return x > 0 ? x : 0;
+    case UnaryOp::sign: return (0 < x) - (x < 0);
   }
+  no_case(op);
 }
 
 void unary(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
@@ -103,28 +117,31 @@ void predicate(const ir::Instr& instr, std::span<const Value* const> in, Value& 
   const Value& x = *in[0];
   for (int64_t i = 0; i < out.numel; ++i) {
     bool r = false;
-    if (instr.op == OpId::logical_not) r = is_float_value(x) ? load_f(x, i) == 0 : load_i(x, i) == 0;
-    else if (is_float_value(x)) r = instr.op == OpId::isnan ? std::isnan(load_f(x, i)) : std::isinf(load_f(x, i));
+    switch (ir::predicate_op(instr.op)) {
+      case PredicateOp::logical_not: r = is_float_value(x) ? load_f(x, i) == 0 : load_i(x, i) == 0; break;
+      case PredicateOp::isnan: r = is_float_value(x) && std::isnan(load_f(x, i)); break;
+      case PredicateOp::isinf: r = is_float_value(x) && std::isinf(load_f(x, i)); break;
+    }
     store_i(out, i, r);
   }
 }
 
 double binary_float(OpId op, double a, double b) {
-  switch (op) {
-    case OpId::add: return a + b;
-    case OpId::sub: return a - b;
-    case OpId::mul: return a * b;
-    case OpId::div: return a / b;
-    case OpId::pow: return std::pow(a, b);
-    case OpId::maximum: return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
-    case OpId::minimum: return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
-    case OpId::remainder: {
+  switch (ir::binary_op(op)) {
+    case BinaryOp::add: return a + b;
+    case BinaryOp::sub: return a - b;
+    case BinaryOp::mul: return a * b;
+    case BinaryOp::div: return a / b;
+    case BinaryOp::pow: return std::pow(a, b);
+    case BinaryOp::maximum: return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
+    case BinaryOp::minimum: return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
+    case BinaryOp::remainder: {
       double r = std::fmod(a, b);
       if (r != 0 && ((r < 0) != (b < 0))) r += b;
       return r;
     }
-    default: return 0;
   }
+  no_case(op);
 }
 
 int64_t int_pow(const ir::Instr& instr, int64_t base, int64_t exponent) {
@@ -142,23 +159,23 @@ int64_t int_pow(const ir::Instr& instr, int64_t base, int64_t exponent) {
 
 int64_t binary_int(const ir::Instr& instr, int64_t a, int64_t b) {
   auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  switch (instr.op) {
-    case OpId::add: return static_cast<int64_t>(ua + ub);
-    case OpId::sub: return static_cast<int64_t>(ua - ub);
-    case OpId::mul: return static_cast<int64_t>(ua * ub);
-    case OpId::pow: return int_pow(instr, a, b);
-    case OpId::maximum: return a > b ? a : b;
-    case OpId::minimum: return a < b ? a : b;
-    case OpId::div:
-    case OpId::remainder: {
+  switch (ir::binary_op(instr.op)) {
+    case BinaryOp::add: return static_cast<int64_t>(ua + ub);
+    case BinaryOp::sub: return static_cast<int64_t>(ua - ub);
+    case BinaryOp::mul: return static_cast<int64_t>(ua * ub);
+    case BinaryOp::pow: return int_pow(instr, a, b);
+    case BinaryOp::maximum: return a > b ? a : b;
+    case BinaryOp::minimum: return a < b ? a : b;
+    case BinaryOp::div:
+    case BinaryOp::remainder: {
       if (b == 0) kernel_error(instr, "integer division by zero");
       if (b == -1) return instr.op == OpId::div ? static_cast<int64_t>(0 - ua) : 0;
       if (instr.op == OpId::div) return a / b;  // truncates, like C
       int64_t r = a % b;
       return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
     }
-    default: return 0;
   }
+  no_case(instr.op);
 }
 
 void binary(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
@@ -172,15 +189,15 @@ void binary(const ir::Instr& instr, std::span<const Value* const> in, Value& out
 
 template <class T>
 bool compare_values(OpId op, T a, T b) {
-  switch (op) {
-    case OpId::eq: return a == b;
-    case OpId::ne: return a != b;
-    case OpId::lt: return a < b;
-    case OpId::le: return a <= b;
-    case OpId::gt: return a > b;
-    case OpId::ge: return a >= b;
-    default: return false;
+  switch (ir::compare_op(op)) {
+    case CompareOp::eq: return a == b;
+    case CompareOp::ne: return a != b;
+    case CompareOp::lt: return a < b;
+    case CompareOp::le: return a <= b;
+    case CompareOp::gt: return a > b;
+    case CompareOp::ge: return a >= b;
   }
+  no_case(op);
 }
 
 void compare(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
@@ -194,9 +211,15 @@ void compare(const ir::Instr& instr, std::span<const Value* const> in, Value& ou
 }
 
 void logical(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
+  const LogicalOp view = ir::logical_op(instr.op);
   for (int64_t i = 0; i < out.numel; ++i) {
     bool a = load_i(*in[0], i) != 0, b = load_i(*in[1], i) != 0;
-    bool r = instr.op == OpId::logical_and ? (a && b) : instr.op == OpId::logical_or ? (a || b) : (a != b);
+    bool r = false;
+    switch (view) {
+      case LogicalOp::logical_and: r = a && b; break;
+      case LogicalOp::logical_or: r = a || b; break;
+      case LogicalOp::logical_xor: r = a != b; break;
+    }
     store_i(out, i, r);
   }
 }
@@ -223,7 +246,12 @@ void register_elementwise_kernels(KernelTable& table) {
       case ir::OpClass::Select: table[i] = select; break;
       case ir::OpClass::Random: table[i] = rng; break;
       case ir::OpClass::Convert: table[i] = convert; break;
-      default: break;
+      case ir::OpClass::Leaf:  // constant and iota below; parameters are bound, not computed
+      case ir::OpClass::Reduce: case ir::OpClass::ArgReduce: case ir::OpClass::Reshape: case ir::OpClass::Transpose:
+      case ir::OpClass::Broadcast: case ir::OpClass::Slice: case ir::OpClass::Concat: case ir::OpClass::Pad:
+      case ir::OpClass::Flip: case ir::OpClass::Gather: case ir::OpClass::IndexSelect: case ir::OpClass::ScatterAdd:
+      case ir::OpClass::Dot: case ir::OpClass::Conv:
+        break;  // registered by their own files
     }
   }
   table[static_cast<int>(OpId::constant)] = constant;

@@ -67,15 +67,15 @@ double fold_floats(OpId op, const Value& x, int64_t base, const std::vector<int6
   bool first = true;
   for (int64_t r : offsets) {
     const double v = load_f(x, base + r);
-    switch (op) {
-      case OpId::reduce_prod: a *= v; break;
-      case OpId::reduce_max:  // NaN propagates, like PyTorch
+    switch (ir::reduce_op(op)) {
+      case ir::ReduceOp::reduce_sum: a += v; break;  // not reached: sums are compensated above
+      case ir::ReduceOp::reduce_prod: a *= v; break;
+      case ir::ReduceOp::reduce_max:  // NaN propagates, like PyTorch
         if (first || (!std::isnan(a) && (std::isnan(v) || v > a))) a = v;
         break;
-      case OpId::reduce_min:
+      case ir::ReduceOp::reduce_min:
         if (first || (!std::isnan(a) && (std::isnan(v) || v < a))) a = v;
         break;
-      default: break;
     }
     first = false;
   }
@@ -88,12 +88,11 @@ int64_t fold_integers(OpId op, const Value& x, int64_t base, const std::vector<i
   bool first = true;
   for (int64_t r : offsets) {
     const int64_t v = load_i(x, base + r);
-    switch (op) {
-      case OpId::reduce_sum: a += static_cast<uint64_t>(v); break;
-      case OpId::reduce_prod: a *= static_cast<uint64_t>(v); break;
-      case OpId::reduce_max: a = first || v > static_cast<int64_t>(a) ? static_cast<uint64_t>(v) : a; break;
-      case OpId::reduce_min: a = first || v < static_cast<int64_t>(a) ? static_cast<uint64_t>(v) : a; break;
-      default: break;
+    switch (ir::reduce_op(op)) {
+      case ir::ReduceOp::reduce_sum: a += static_cast<uint64_t>(v); break;
+      case ir::ReduceOp::reduce_prod: a *= static_cast<uint64_t>(v); break;
+      case ir::ReduceOp::reduce_max: a = first || v > static_cast<int64_t>(a) ? static_cast<uint64_t>(v) : a; break;
+      case ir::ReduceOp::reduce_min: a = first || v < static_cast<int64_t>(a) ? static_cast<uint64_t>(v) : a; break;
     }
     first = false;
   }
