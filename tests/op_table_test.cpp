@@ -14,6 +14,7 @@
 #include "compiler/cache.h"
 #include "ir/graph.h"
 #include "ir/op.h"
+#include "ir/op_attrs.h"
 #include "ops/op_support.h"
 
 namespace xl = xlite;
@@ -205,4 +206,68 @@ TEST(OpTable, EveryDifferentiableElementwiseOpHasAGradient) {
     ++covered;
   }
   EXPECT_EQ(covered, 27);  // 3 unary (not sign), 16 unary float (not floor, ceil, round), 8 binary
+}
+
+namespace {
+
+// The error parse_graph raises for the text, or "" when it parses.
+std::string ParseError(const std::string& text) {
+  try {
+    xl::ir::parse_graph(text);
+  } catch (const xl::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// Each op's row names its attribute schema; a node with a missing, extra or mistyped attribute is refused
+// before a shape rule or a backend reads it.
+TEST(OpTable, TextIrHoldsExactlyTheAttributesOfTheOpsSchema) {
+  const std::string x = "%0 = parameter(index=0) : f32[4]\n";
+  EXPECT_EQ(ParseError(x + "%1 = pad(%0, lo=[1], hi=[0], value=0) : f32[5]\nreturn %1\n"), "");
+  EXPECT_NE(ParseError(x + "%1 = pad(%0, lo=[1], value=0) : f32[5]\nreturn %1\n").find("[pad] missing attribute 'hi'"),
+            std::string::npos);
+  EXPECT_NE(ParseError(x + "%1 = neg(%0, dim=0) : f32[4]\nreturn %1\n").find("[neg] takes no attribute 'dim'"),
+            std::string::npos);
+  EXPECT_NE(ParseError(x + "%1 = reduce_sum(%0, dims=[0], keepdim=false, perm=[0]) : f32[]\nreturn %1\n")
+                .find("[reduce_sum] takes no attribute 'perm'"),
+            std::string::npos);
+  EXPECT_NE(ParseError(x + "%1 = flip(%0, dims=0) : f32[4]\nreturn %1\n"), "");
+  xl::ir::Attrs mistyped;
+  mistyped.set_int(xl::ir::AttrKey::dims, 0);
+  try {
+    xl::ir::check_attr_schema(OpId::flip, mistyped);
+    ADD_FAILURE() << "an integer for flip's list of dims was accepted";
+  } catch (const xl::Error& e) {
+    EXPECT_STREQ(e.what(), "[flip] attribute 'dims' has a value of the wrong kind");
+  }
+  EXPECT_NE(ParseError("%0 = parameter(index=0, dim=1) : f32[4]\nreturn %0\n").find("[parameter] takes no attribute 'dim'"),
+            std::string::npos);
+}
+
+TEST(OpTable, SchemaStructsWriteAndReadBackEveryField) {
+  const std::vector<int64_t> stride{2, 1}, lo{1, 0}, hi{0, 3}, dilation{1, 2};
+  const xl::ir::Attrs attrs =
+      xl::ir::ConvAttrs{.stride = stride, .lo = lo, .hi = hi, .dilation = dilation, .groups = 4}.to_attrs();
+  EXPECT_NO_THROW(xl::ir::check_attr_schema(OpId::conv2d, attrs));
+  const xl::ir::ConvAttrs back = xl::ir::ConvAttrs::of(attrs);
+  EXPECT_EQ(std::vector<int64_t>(back.stride.begin(), back.stride.end()), stride);
+  EXPECT_EQ(std::vector<int64_t>(back.lo.begin(), back.lo.end()), lo);
+  EXPECT_EQ(std::vector<int64_t>(back.hi.begin(), back.hi.end()), hi);
+  EXPECT_EQ(std::vector<int64_t>(back.dilation.begin(), back.dilation.end()), dilation);
+  EXPECT_EQ(back.groups, 4);
+  const xl::ir::ConstantAttrs constant = xl::ir::ConstantAttrs::of(xl::ir::ConstantAttrs{.value = -0.5, .dtype = xl::DType::f64}.to_attrs());
+  EXPECT_EQ(constant.value, -0.5);
+  EXPECT_EQ(constant.dtype, xl::DType::f64);
+  EXPECT_TRUE(xl::ir::ReduceAttrs::of(xl::ir::ReduceAttrs{.dims = lo, .keepdim = true}.to_attrs()).keepdim);
+  // Every op's schema has distinct keys, and ops without attributes have an empty one.
+  for (OpId op : AllOps()) {
+    const auto keys = xl::ir::attr_schema(op);
+    for (size_t i = 0; i < keys.size(); ++i)
+      for (size_t j = i + 1; j < keys.size(); ++j) EXPECT_NE(keys[i], keys[j]) << xl::ir::op_name(op);
+  }
+  EXPECT_TRUE(xl::ir::attr_schema(OpId::add).empty());
+  EXPECT_EQ(xl::ir::attr_schema(OpId::pad).size(), 3u);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ir/op_attrs.h"
 #include "ops/op_support.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
@@ -15,13 +16,13 @@ using ir::OpId;
 Tensor make_op(OpId op, std::vector<Tensor> operands, ir::Attrs attrs) { return ops::make(op, operands, std::move(attrs)); }
 
 // g of a reduced value, reshaped with the reduced dims kept as 1 and expanded back to the input shape.
-Tensor expand_reduced(const Tensor& g, const Shape& in_shape, const std::vector<int64_t>& dims) {
+Tensor expand_reduced(const Tensor& g, const Shape& in_shape, std::span<const int64_t> dims) {
   Shape kept = in_shape;
   for (int64_t d : dims) kept[d] = 1;
   return expand(reshape(g, kept), in_shape);
 }
 
-Tensor unbroadcast(const Tensor& g, const Shape& in_shape, const std::vector<int64_t>& dims) {
+Tensor unbroadcast(const Tensor& g, const Shape& in_shape, std::span<const int64_t> dims) {
   const Shape& out = g.shape();
   std::vector<int64_t> summed;
   for (int64_t d = 0; d < static_cast<int64_t>(out.size()); ++d) {
@@ -34,8 +35,8 @@ Tensor unbroadcast(const Tensor& g, const Shape& in_shape, const std::vector<int
 }
 
 // The input-shaped gradient of a strided slice: the slice's elements spread back with zeros between.
-Tensor unslice(Tensor g, const Shape& in_shape, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
-               const std::vector<int64_t>& stride) {
+Tensor unslice(Tensor g, const Shape& in_shape, const ir::SliceAttrs& slice_attrs) {
+  const auto& [start, limit, stride] = slice_attrs;
   const size_t rank = in_shape.size();
   std::vector<int64_t> lo(rank), hi(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -44,9 +45,7 @@ Tensor unslice(Tensor g, const Shape& in_shape, const std::vector<int64_t>& star
       g = unsqueeze(g, static_cast<int64_t>(d) + 1);
       std::vector<int64_t> pad_lo(rank + 1, 0), pad_hi(rank + 1, 0);
       pad_hi[d + 1] = stride[d] - 1;
-      ir::Attrs attrs;
-      attrs.set_ints(AttrKey::lo, pad_lo).set_ints(AttrKey::hi, pad_hi).set_float(AttrKey::value, 0.0);
-      g = make_op(OpId::pad, {g}, std::move(attrs));
+      g = make_op(OpId::pad, {g}, ir::PadAttrs{.lo = pad_lo, .hi = pad_hi, .value = 0.0}.to_attrs());
       Shape merged = g.shape();
       merged[d] = n * stride[d];
       merged.erase(merged.begin() + d + 1);
@@ -56,28 +55,17 @@ Tensor unslice(Tensor g, const Shape& in_shape, const std::vector<int64_t>& star
     lo[d] = start[d];
     hi[d] = in_shape[d] - start[d] - g.shape()[d];
   }
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::lo, lo).set_ints(AttrKey::hi, hi).set_float(AttrKey::value, 0.0);
-  return make_op(OpId::pad, {g}, std::move(attrs));
+  return make_op(OpId::pad, {g}, ir::PadAttrs{.lo = lo, .hi = hi, .value = 0.0}.to_attrs());
 }
 
 Tensor swap_last_two(const Tensor& t) { return transpose(t, -1, -2); }
 
-Tensor conv(const Tensor& x, const Tensor& w, std::vector<int64_t> stride, std::vector<int64_t> lo, std::vector<int64_t> hi,
-            std::vector<int64_t> dilation, int64_t groups) {
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::stride, std::move(stride)).set_ints(AttrKey::lo, std::move(lo)).set_ints(AttrKey::hi, std::move(hi))
-      .set_ints(AttrKey::dilation, std::move(dilation)).set_int(AttrKey::groups, groups);
-  return make_op(OpId::conv2d, {x, w}, std::move(attrs));
-}
+Tensor conv(const Tensor& x, const Tensor& w, const ir::ConvAttrs& attrs) { return make_op(OpId::conv2d, {x, w}, attrs.to_attrs()); }
 
 // d conv2d / d input: the output gradient, spread by the stride, convolved with the flipped kernel whose
 // input and output channels swap within each group.
-Tensor conv_input_grad(const Tensor& g, const Tensor& x, const Tensor& w, const ir::Attrs& attrs) {
-  const auto& stride = attrs.get_ints(AttrKey::stride);
-  const auto& lo = attrs.get_ints(AttrKey::lo);
-  const auto& dilation = attrs.get_ints(AttrKey::dilation);
-  const int64_t groups = attrs.get_int(AttrKey::groups);
+Tensor conv_input_grad(const Tensor& g, const Tensor& x, const Tensor& w, const ir::ConvAttrs& attrs) {
+  const auto& [stride, lo, hi, dilation, groups] = attrs;
   const Shape& ws = w.shape();
   const int64_t og = ws[0] / groups, cg = ws[1];
   Tensor flipped = flip(reshape(transpose(reshape(w, {groups, og, cg, ws[2], ws[3]}), 1, 2), {groups * cg, og, ws[2], ws[3]}), {2, 3});
@@ -89,7 +77,7 @@ Tensor conv_input_grad(const Tensor& g, const Tensor& x, const Tensor& w, const 
     full[dim] = (out - 1) * stride[k] + 1;
     std::vector<int64_t> start(4, 0), limit = full, step(4, 1);
     step[dim] = stride[k];
-    spread = unslice(spread, full, start, limit, step);
+    spread = unslice(spread, full, {.start = start, .limit = limit, .stride = step});
     // Padding that makes the stride-1 convolution of the spread gradient exactly input-sized; negative
     // padding crops instead (input rows that no output window reached get a zero gradient).
     new_lo[k] = span - lo[k];
@@ -103,24 +91,21 @@ Tensor conv_input_grad(const Tensor& g, const Tensor& x, const Tensor& w, const 
       new_hi[k] = 0;
     }
   }
-  return conv(spread, flipped, {1, 1}, new_lo, new_hi, dilation, groups);
+  const std::vector<int64_t> unit{1, 1};
+  return conv(spread, flipped, {.stride = unit, .lo = new_lo, .hi = new_hi, .dilation = dilation, .groups = groups});
 }
 
 // d conv2d / d weight: per group, the input (batch as channels) convolved with the output gradient
 // (batch as channels), stride and dilation exchanged.
-Tensor conv_weight_grad(const Tensor& g, const Tensor& x, const Tensor& w, const ir::Attrs& attrs) {
-  const auto& stride = attrs.get_ints(AttrKey::stride);
-  const auto& lo = attrs.get_ints(AttrKey::lo);
-  const auto& hi = attrs.get_ints(AttrKey::hi);
-  const auto& dilation = attrs.get_ints(AttrKey::dilation);
-  const int64_t groups = attrs.get_int(AttrKey::groups);
+Tensor conv_weight_grad(const Tensor& g, const Tensor& x, const Tensor& w, const ir::ConvAttrs& attrs) {
+  const auto& [stride, lo, hi, dilation, groups] = attrs;
   const Shape& ws = w.shape();
   const int64_t og = ws[0] / groups, cg = ws[1];
   std::vector<Tensor> parts;
   for (int64_t gi = 0; gi < groups; ++gi) {
     Tensor xg = transpose(slice(x, 1, gi * cg, (gi + 1) * cg), 0, 1);   // [cg, N, H, W]
     Tensor gg = transpose(slice(g, 1, gi * og, (gi + 1) * og), 0, 1);   // [og, N, OH, OW]
-    Tensor r = conv(xg, gg, dilation, lo, hi, stride, 1);                // [cg, og, >=KH, >=KW]
+    Tensor r = conv(xg, gg, {.stride = dilation, .lo = lo, .hi = hi, .dilation = stride, .groups = 1});  // [cg, og, >=KH, >=KW]
     r = slice(slice(r, 2, 0, ws[2]), 3, 0, ws[3]);
     parts.push_back(transpose(r, 0, 1));                                 // [og, cg, KH, KW]
   }
@@ -187,58 +172,61 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     case OpId::remainder: return {g, -g * floor(in[0] / in[1])};
     case OpId::select: return {Tensor(), where(in[0], g, 0.0), where(in[0], 0.0, g)};
     case OpId::reduce_sum:
-      return {expand_reduced(g, x.shape(), attrs.get_ints(AttrKey::dims))};
+      return {expand_reduced(g, x.shape(), ir::ReduceAttrs::of(attrs).dims)};
     case OpId::reduce_prod: {
-      const auto& dims = attrs.get_ints(AttrKey::dims);
+      const auto dims = ir::ReduceAttrs::of(attrs).dims;
       return {expand_reduced(g * y, x.shape(), dims) / x};
     }
     case OpId::reduce_max:
     case OpId::reduce_min: {
-      const auto& dims = attrs.get_ints(AttrKey::dims);
+      const auto dims = ir::ReduceAttrs::of(attrs).dims;
       Tensor mask = eq(x, expand_reduced(y, x.shape(), dims));
-      Tensor count = sum(mask.to(x.dtype()), dims, true);
+      Tensor count = sum(mask.to(x.dtype()), std::vector<int64_t>(dims.begin(), dims.end()), true);
       return {where(mask, expand(reshape(g, count.shape()) / count, x.shape()), 0.0)};
     }
     case OpId::reshape: return {reshape(g, x.shape())};
     case OpId::transpose: {
-      const auto& perm = attrs.get_ints(AttrKey::perm);
+      const auto perm = ir::TransposeAttrs::of(attrs).perm;
       std::vector<int64_t> inverse(perm.size());
       for (size_t k = 0; k < perm.size(); ++k) inverse[perm[k]] = static_cast<int64_t>(k);
       return {permute(g, inverse)};
     }
-    case OpId::broadcast: return {unbroadcast(g, x.shape(), attrs.get_ints(AttrKey::dims))};
-    case OpId::slice:
-      return {unslice(g, x.shape(), attrs.get_ints(AttrKey::start), attrs.get_ints(AttrKey::limit), attrs.get_ints(AttrKey::stride))};
+    case OpId::broadcast: return {unbroadcast(g, x.shape(), ir::BroadcastAttrs::of(attrs).dims)};
+    case OpId::slice: return {unslice(g, x.shape(), ir::SliceAttrs::of(attrs))};
     case OpId::concat: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
+      const int64_t dim = ir::DimAttrs::of(attrs).dim;
       std::vector<int64_t> sizes;
       for (const Tensor& t : in) sizes.push_back(t.shape()[dim]);
       return split(g, sizes, dim);
     }
     case OpId::pad: {
-      const auto& lo = attrs.get_ints(AttrKey::lo);
+      const auto lo = ir::PadAttrs::of(attrs).lo;
       Tensor r = g;
       for (size_t d = 0; d < lo.size(); ++d) r = slice(r, static_cast<int64_t>(d), lo[d], lo[d] + x.shape()[d]);
       return {r};
     }
-    case OpId::flip: return {flip(g, attrs.get_ints(AttrKey::dims))};
+    case OpId::flip: {
+      const auto dims = ir::FlipAttrs::of(attrs).dims;
+      return {flip(g, std::vector<int64_t>(dims.begin(), dims.end()))};
+    }
     case OpId::gather: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
+      const int64_t dim = ir::DimAttrs::of(attrs).dim;
       return {scatter_add(zeros_like(x), dim, in[1], g), Tensor()};
     }
     case OpId::index_select: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
+      const int64_t dim = ir::DimAttrs::of(attrs).dim;
       Shape along(g.dim(), 1);
       along[dim] = in[1].numel();
       Tensor index = expand(reshape(in[1], along), g.shape());
       return {scatter_add(zeros_like(x), dim, index, g), Tensor()};
     }
     case OpId::scatter_add: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
+      const int64_t dim = ir::DimAttrs::of(attrs).dim;
       return {g, Tensor(), gather(g, dim, in[1])};
     }
     case OpId::dot: return {matmul(g, swap_last_two(in[1])), matmul(swap_last_two(in[0]), g)};
-    case OpId::conv2d: return {conv_input_grad(g, in[0], in[1], attrs), conv_weight_grad(g, in[0], in[1], attrs)};
+    case OpId::conv2d: return {conv_input_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs)),
+                                   conv_weight_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs))};
     // Not differentiable (ir::is_differentiable): their results never require grad, so backward does not
     // reach them.
     case OpId::parameter: case OpId::constant: case OpId::iota: case OpId::rng_uniform: case OpId::rng_normal:

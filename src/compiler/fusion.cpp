@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "compiler/strided_view.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::compiler {
 namespace {
@@ -30,8 +31,13 @@ RegionKind kind_of(const Instr& instr) {
     case OpClass::Dot: return instr.dtype == DType::f32 ? RegionKind::Matmul : RegionKind::Fallback;
     case OpClass::Conv: return instr.dtype == DType::f32 ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd: return RegionKind::Fallback;
-    default: return RegionKind::Loop;
+    case OpClass::Leaf: case OpClass::Random: case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat:
+    case OpClass::Predicate: case OpClass::Binary: case OpClass::Compare: case OpClass::Logical: case OpClass::Select:
+    case OpClass::Reshape: case OpClass::Transpose: case OpClass::Broadcast: case OpClass::Slice: case OpClass::Concat:
+    case OpClass::Pad: case OpClass::Flip: case OpClass::Gather: case OpClass::IndexSelect:
+      return RegionKind::Loop;
   }
+  return RegionKind::Loop;
 }
 
 bool same_rows(const Shape& a, const Shape& rows) {
@@ -354,8 +360,8 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
       bool is_input = materialized[v] && static_cast<int32_t>(v) != region.root;
       if (is_input) {
         local[v] = static_cast<int32_t>(region.body.instrs.size());
-        Instr param{OpId::parameter, {}, {}, graph.instrs[v].shape, graph.instrs[v].dtype, graph.instrs[v].origin};
-        param.attrs.set_int(ir::AttrKey::index, static_cast<int64_t>(region.inputs.size()));
+        const ir::ParameterAttrs index{.index = static_cast<int64_t>(region.inputs.size())};
+        Instr param{OpId::parameter, {}, index.to_attrs(), graph.instrs[v].shape, graph.instrs[v].dtype, graph.instrs[v].origin};
         region.inputs.push_back(static_cast<int32_t>(v));
         region.body.instrs.push_back(std::move(param));
       } else {

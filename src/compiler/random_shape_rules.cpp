@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ir/node.h"
+#include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "xlite/error.h"
 
@@ -47,8 +48,10 @@ class Generator {
       c.dtypes.push_back(d);
     }
     const size_t rank = c.shapes.empty() ? static_cast<size_t>(uniform(0, 4)) : c.shapes[0].size();
-    for (int k = 0; k < static_cast<int>(AttrKey::count_); ++k) {
-      const auto key = static_cast<AttrKey>(k);
+    // The op's own attributes, and now and then one it does not take (which its schema refuses).
+    std::vector<AttrKey> keys(ir::attr_schema(c.op).begin(), ir::attr_schema(c.op).end());
+    if (chance(0.02)) keys.push_back(static_cast<AttrKey>(uniform(0, static_cast<int64_t>(AttrKey::count_) - 1)));
+    for (AttrKey key : keys) {
       switch (ir::attr_kind(key)) {
         case AttrKind::Int: c.attrs.set_int(key, key == AttrKey::dim ? small_or_extreme(rank) : value()); break;
         case AttrKind::Bool: c.attrs.set_bool(key, chance(0.5)); break;

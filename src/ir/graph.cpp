@@ -4,6 +4,7 @@
 
 #include "ir/hash.h"
 #include "ir/node.h"
+#include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "xlite/error.h"
 
@@ -64,7 +65,13 @@ void verify(const Graph& graph) {
       types.push_back({graph.instrs[o].shape, graph.instrs[o].dtype});
     }
     if (instr.op == OpId::parameter) {
-      int64_t index = instr.attrs.get_int(AttrKey::index);
+      int64_t index = 0;
+      try {
+        check_attr_schema(instr.op, instr.attrs);
+        index = ParameterAttrs::of(instr.attrs).index;
+      } catch (const Error& e) {
+        throw Error(where + e.what());
+      }
       if (index < 0 || index >= graph.num_parameters || seen_parameter[index])
         throw Error(where + "parameter index " + std::to_string(index) + " is out of range or repeated");
       seen_parameter[index] = true;

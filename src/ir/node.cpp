@@ -1,5 +1,6 @@
 #include "ir/node.h"
 
+#include "ir/op_attrs.h"
 #include "xlite/error.h"
 
 namespace xlite::ir {
@@ -45,9 +46,8 @@ std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs at
 }
 
 std::shared_ptr<Node> make_identity(NodePtr value, const char* origin, bool requires_grad) {
-  Attrs attrs;
-  attrs.set_dtype(AttrKey::dtype, value->dtype);
-  return make_node(OpId::convert, {std::move(value)}, std::move(attrs), origin, requires_grad);
+  const DType dtype = value->dtype;
+  return make_node(OpId::convert, {std::move(value)}, ConvertAttrs{.dtype = dtype}.to_attrs(), origin, requires_grad);
 }
 
 std::shared_ptr<Node> make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad) {

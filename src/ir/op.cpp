@@ -9,7 +9,7 @@
 namespace xlite::ir {
 namespace {
 constexpr std::array<OpInfo, kNumOps> kOps = {{
-#define XLITE_OP_INFO(id, name, arity, cls, traits) {name, arity, OpClass::cls, static_cast<uint8_t>(traits)},
+#define XLITE_OP_INFO(id, name, arity, cls, traits, schema) {name, arity, OpClass::cls, static_cast<uint8_t>(traits)},
     XLITE_IR_OPS(XLITE_OP_INFO)
 #undef XLITE_OP_INFO
 }};
@@ -52,7 +52,7 @@ bool may_raise(OpId op, DType dtype) {
   return info.has(kRaisesOnBadIndex) || (info.has(kRaisesOnIntegers) && !is_floating(dtype));
 }
 
-#define XLITE_VIEW_CASE(id, name, arity, cls, traits) \
+#define XLITE_VIEW_CASE(id, name, arity, cls, traits, schema) \
   case OpId::id:                                      \
     return View::id;
 #define XLITE_DEFINE_VIEW(View_, function, OPS)                                                            \

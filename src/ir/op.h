@@ -18,115 +18,116 @@ enum OpTrait : uint8_t {
   kRaisesOnIntegers = 1 << 3,   // integer operands can raise at run time (division by zero, negative power)
 };
 
-// X(id, text name, arity (-1: variadic), class, traits (OpTrait flags, or 0)). The table is split by class
-// so that each class with several ops gets its own enum below (UnaryOp, BinaryOp, ...): a switch over one
-// of those without `default:` is checked by -Wswitch, so a layer that forgets a new op fails to build.
-#define XLITE_LEAF_OPS(X)                                                            \
-  X(parameter, "parameter", 0, Leaf, 0)                                              \
-  X(constant, "constant", 0, Leaf, 0)                                                \
-  X(iota, "iota", 0, Leaf, 0)
+// X(id, text name, arity (-1: variadic), class, traits (OpTrait flags, or 0), attribute schema (a struct of
+// ir/op_attrs.h)). The table is split by class so that each class with several ops gets its own enum below
+// (UnaryOp, BinaryOp, ...): a switch over one of those without `default:` is checked by -Wswitch, so a
+// layer that forgets a new op fails to build.
+#define XLITE_LEAF_OPS(X)                                                               \
+  X(parameter, "parameter", 0, Leaf, 0, ParameterAttrs)                                 \
+  X(constant, "constant", 0, Leaf, 0, ConstantAttrs)                                    \
+  X(iota, "iota", 0, Leaf, 0, IotaAttrs)
 
-#define XLITE_RANDOM_OPS(X)                                                          \
-  X(rng_uniform, "rng_uniform", 2, Random, kExpensive)                               \
-  X(rng_normal, "rng_normal", 2, Random, kExpensive)
+#define XLITE_RANDOM_OPS(X)                                                             \
+  X(rng_uniform, "rng_uniform", 2, Random, kExpensive, RandomAttrs)                     \
+  X(rng_normal, "rng_normal", 2, Random, kExpensive, RandomAttrs)
 
-#define XLITE_UNARY_OPS(X)                                                           \
-  X(neg, "neg", 1, Unary, 0)                                                         \
-  X(abs, "abs", 1, Unary, 0)                                                         \
-  X(relu, "relu", 1, Unary, 0)                                                       \
-  X(sign, "sign", 1, Unary, kPiecewiseConstant)
+#define XLITE_UNARY_OPS(X)                                                              \
+  X(neg, "neg", 1, Unary, 0, NoAttrs)                                                   \
+  X(abs, "abs", 1, Unary, 0, NoAttrs)                                                   \
+  X(relu, "relu", 1, Unary, 0, NoAttrs)                                                 \
+  X(sign, "sign", 1, Unary, kPiecewiseConstant, NoAttrs)
 
-#define XLITE_UNARY_FLOAT_OPS(X)                                                     \
-  X(exp, "exp", 1, UnaryFloat, kExpensive)                                           \
-  X(expm1, "expm1", 1, UnaryFloat, kExpensive)                                       \
-  X(log, "log", 1, UnaryFloat, kExpensive)                                           \
-  X(log1p, "log1p", 1, UnaryFloat, kExpensive)                                       \
-  X(sqrt, "sqrt", 1, UnaryFloat, 0)                                                  \
-  X(rsqrt, "rsqrt", 1, UnaryFloat, 0)                                                \
-  X(sin, "sin", 1, UnaryFloat, kExpensive)                                           \
-  X(cos, "cos", 1, UnaryFloat, kExpensive)                                           \
-  X(tan, "tan", 1, UnaryFloat, kExpensive)                                           \
-  X(tanh, "tanh", 1, UnaryFloat, kExpensive)                                         \
-  X(sigmoid, "sigmoid", 1, UnaryFloat, kExpensive)                                   \
-  X(gelu, "gelu", 1, UnaryFloat, kExpensive)                                         \
-  X(gelu_tanh, "gelu_tanh", 1, UnaryFloat, kExpensive)                               \
-  X(silu, "silu", 1, UnaryFloat, kExpensive)                                         \
-  X(erf, "erf", 1, UnaryFloat, kExpensive)                                           \
-  X(floor, "floor", 1, UnaryFloat, kPiecewiseConstant)                               \
-  X(ceil, "ceil", 1, UnaryFloat, kPiecewiseConstant)                                 \
-  X(round, "round", 1, UnaryFloat, kPiecewiseConstant)                               \
-  X(reciprocal, "reciprocal", 1, UnaryFloat, 0)
+#define XLITE_UNARY_FLOAT_OPS(X)                                                        \
+  X(exp, "exp", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
+  X(expm1, "expm1", 1, UnaryFloat, kExpensive, NoAttrs)                                 \
+  X(log, "log", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
+  X(log1p, "log1p", 1, UnaryFloat, kExpensive, NoAttrs)                                 \
+  X(sqrt, "sqrt", 1, UnaryFloat, 0, NoAttrs)                                            \
+  X(rsqrt, "rsqrt", 1, UnaryFloat, 0, NoAttrs)                                          \
+  X(sin, "sin", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
+  X(cos, "cos", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
+  X(tan, "tan", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
+  X(tanh, "tanh", 1, UnaryFloat, kExpensive, NoAttrs)                                   \
+  X(sigmoid, "sigmoid", 1, UnaryFloat, kExpensive, NoAttrs)                             \
+  X(gelu, "gelu", 1, UnaryFloat, kExpensive, NoAttrs)                                   \
+  X(gelu_tanh, "gelu_tanh", 1, UnaryFloat, kExpensive, NoAttrs)                         \
+  X(silu, "silu", 1, UnaryFloat, kExpensive, NoAttrs)                                   \
+  X(erf, "erf", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
+  X(floor, "floor", 1, UnaryFloat, kPiecewiseConstant, NoAttrs)                         \
+  X(ceil, "ceil", 1, UnaryFloat, kPiecewiseConstant, NoAttrs)                           \
+  X(round, "round", 1, UnaryFloat, kPiecewiseConstant, NoAttrs)                         \
+  X(reciprocal, "reciprocal", 1, UnaryFloat, 0, NoAttrs)
 
-#define XLITE_PREDICATE_OPS(X)                                                       \
-  X(logical_not, "logical_not", 1, Predicate, 0)                                     \
-  X(isnan, "isnan", 1, Predicate, 0)                                                 \
-  X(isinf, "isinf", 1, Predicate, 0)
+#define XLITE_PREDICATE_OPS(X)                                                          \
+  X(logical_not, "logical_not", 1, Predicate, 0, NoAttrs)                               \
+  X(isnan, "isnan", 1, Predicate, 0, NoAttrs)                                           \
+  X(isinf, "isinf", 1, Predicate, 0, NoAttrs)
 
-#define XLITE_BINARY_OPS(X)                                                          \
-  X(add, "add", 2, Binary, 0)                                                        \
-  X(sub, "sub", 2, Binary, 0)                                                        \
-  X(mul, "mul", 2, Binary, 0)                                                        \
-  X(div, "div", 2, Binary, kRaisesOnIntegers)                                        \
-  X(pow, "pow", 2, Binary, kExpensive | kRaisesOnIntegers)                           \
-  X(maximum, "maximum", 2, Binary, 0)                                                \
-  X(minimum, "minimum", 2, Binary, 0)                                                \
-  X(remainder, "remainder", 2, Binary, kRaisesOnIntegers)
+#define XLITE_BINARY_OPS(X)                                                             \
+  X(add, "add", 2, Binary, 0, NoAttrs)                                                  \
+  X(sub, "sub", 2, Binary, 0, NoAttrs)                                                  \
+  X(mul, "mul", 2, Binary, 0, NoAttrs)                                                  \
+  X(div, "div", 2, Binary, kRaisesOnIntegers, NoAttrs)                                  \
+  X(pow, "pow", 2, Binary, kExpensive | kRaisesOnIntegers, NoAttrs)                     \
+  X(maximum, "maximum", 2, Binary, 0, NoAttrs)                                          \
+  X(minimum, "minimum", 2, Binary, 0, NoAttrs)                                          \
+  X(remainder, "remainder", 2, Binary, kRaisesOnIntegers, NoAttrs)
 
-#define XLITE_COMPARE_OPS(X)                                                         \
-  X(eq, "eq", 2, Compare, 0)                                                         \
-  X(ne, "ne", 2, Compare, 0)                                                         \
-  X(lt, "lt", 2, Compare, 0)                                                         \
-  X(le, "le", 2, Compare, 0)                                                         \
-  X(gt, "gt", 2, Compare, 0)                                                         \
-  X(ge, "ge", 2, Compare, 0)
+#define XLITE_COMPARE_OPS(X)                                                            \
+  X(eq, "eq", 2, Compare, 0, NoAttrs)                                                   \
+  X(ne, "ne", 2, Compare, 0, NoAttrs)                                                   \
+  X(lt, "lt", 2, Compare, 0, NoAttrs)                                                   \
+  X(le, "le", 2, Compare, 0, NoAttrs)                                                   \
+  X(gt, "gt", 2, Compare, 0, NoAttrs)                                                   \
+  X(ge, "ge", 2, Compare, 0, NoAttrs)
 
-#define XLITE_LOGICAL_OPS(X)                                                         \
-  X(logical_and, "logical_and", 2, Logical, 0)                                       \
-  X(logical_or, "logical_or", 2, Logical, 0)                                         \
-  X(logical_xor, "logical_xor", 2, Logical, 0)
+#define XLITE_LOGICAL_OPS(X)                                                            \
+  X(logical_and, "logical_and", 2, Logical, 0, NoAttrs)                                 \
+  X(logical_or, "logical_or", 2, Logical, 0, NoAttrs)                                   \
+  X(logical_xor, "logical_xor", 2, Logical, 0, NoAttrs)
 
-#define XLITE_REDUCE_OPS(X)                                                          \
-  X(reduce_sum, "reduce_sum", 1, Reduce, 0)                                          \
-  X(reduce_prod, "reduce_prod", 1, Reduce, 0)                                        \
-  X(reduce_max, "reduce_max", 1, Reduce, 0)                                          \
-  X(reduce_min, "reduce_min", 1, Reduce, 0)
+#define XLITE_REDUCE_OPS(X)                                                             \
+  X(reduce_sum, "reduce_sum", 1, Reduce, 0, ReduceAttrs)                                \
+  X(reduce_prod, "reduce_prod", 1, Reduce, 0, ReduceAttrs)                              \
+  X(reduce_max, "reduce_max", 1, Reduce, 0, ReduceAttrs)                                \
+  X(reduce_min, "reduce_min", 1, Reduce, 0, ReduceAttrs)
 
-#define XLITE_ARG_REDUCE_OPS(X)                                                      \
-  X(argmax, "argmax", 1, ArgReduce, 0)                                               \
-  X(argmin, "argmin", 1, ArgReduce, 0)
+#define XLITE_ARG_REDUCE_OPS(X)                                                         \
+  X(argmax, "argmax", 1, ArgReduce, 0, ArgReduceAttrs)                                  \
+  X(argmin, "argmin", 1, ArgReduce, 0, ArgReduceAttrs)
 
 // Classes of one op each.
-#define XLITE_SINGLE_OPS(X)                                                          \
-  X(convert, "convert", 1, Convert, 0)                                               \
-  X(select, "select", 3, Select, 0)                                                  \
-  X(reshape, "reshape", 1, Reshape, 0)                                               \
-  X(transpose, "transpose", 1, Transpose, 0)                                         \
-  X(broadcast, "broadcast", 1, Broadcast, 0)                                         \
-  X(slice, "slice", 1, Slice, 0)                                                     \
-  X(concat, "concat", -1, Concat, 0)                                                 \
-  X(pad, "pad", 1, Pad, 0)                                                           \
-  X(flip, "flip", 1, Flip, 0)                                                        \
-  X(gather, "gather", 2, Gather, kExpensive | kRaisesOnBadIndex)                     \
-  X(index_select, "index_select", 2, IndexSelect, kExpensive | kRaisesOnBadIndex)    \
-  X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex)                    \
-  X(dot, "dot", 2, Dot, 0)                                                           \
-  X(conv2d, "conv2d", 2, Conv, 0)
+#define XLITE_SINGLE_OPS(X)                                                             \
+  X(convert, "convert", 1, Convert, 0, ConvertAttrs)                                    \
+  X(select, "select", 3, Select, 0, NoAttrs)                                            \
+  X(reshape, "reshape", 1, Reshape, 0, ReshapeAttrs)                                    \
+  X(transpose, "transpose", 1, Transpose, 0, TransposeAttrs)                            \
+  X(broadcast, "broadcast", 1, Broadcast, 0, BroadcastAttrs)                            \
+  X(slice, "slice", 1, Slice, 0, SliceAttrs)                                            \
+  X(concat, "concat", -1, Concat, 0, DimAttrs)                                          \
+  X(pad, "pad", 1, Pad, 0, PadAttrs)                                                    \
+  X(flip, "flip", 1, Flip, 0, FlipAttrs)                                                \
+  X(gather, "gather", 2, Gather, kExpensive | kRaisesOnBadIndex, DimAttrs)              \
+  X(index_select, "index_select", 2, IndexSelect, kExpensive | kRaisesOnBadIndex, DimAttrs) \
+  X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex, DimAttrs)             \
+  X(dot, "dot", 2, Dot, 0, NoAttrs)                                                     \
+  X(conv2d, "conv2d", 2, Conv, 0, ConvAttrs)
 
-#define XLITE_IR_OPS(X)                                                              \
-  XLITE_LEAF_OPS(X)                                                                  \
-  XLITE_RANDOM_OPS(X)                                                                \
-  XLITE_UNARY_OPS(X)                                                                 \
-  XLITE_UNARY_FLOAT_OPS(X)                                                           \
-  XLITE_PREDICATE_OPS(X)                                                             \
-  XLITE_BINARY_OPS(X)                                                                \
-  XLITE_COMPARE_OPS(X)                                                               \
-  XLITE_LOGICAL_OPS(X)                                                               \
-  XLITE_REDUCE_OPS(X)                                                                \
-  XLITE_ARG_REDUCE_OPS(X)                                                            \
+#define XLITE_IR_OPS(X)                                                                 \
+  XLITE_LEAF_OPS(X)                                                                     \
+  XLITE_RANDOM_OPS(X)                                                                   \
+  XLITE_UNARY_OPS(X)                                                                    \
+  XLITE_UNARY_FLOAT_OPS(X)                                                              \
+  XLITE_PREDICATE_OPS(X)                                                                \
+  XLITE_BINARY_OPS(X)                                                                   \
+  XLITE_COMPARE_OPS(X)                                                                  \
+  XLITE_LOGICAL_OPS(X)                                                                  \
+  XLITE_REDUCE_OPS(X)                                                                   \
+  XLITE_ARG_REDUCE_OPS(X)                                                               \
   XLITE_SINGLE_OPS(X)
 
 enum class OpId : uint16_t {
-#define XLITE_OP_ENUM(id, name, arity, cls, traits) id,
+#define XLITE_OP_ENUM(id, name, arity, cls, traits, schema) id,
   XLITE_IR_OPS(XLITE_OP_ENUM)
 #undef XLITE_OP_ENUM
       count_
@@ -191,7 +192,7 @@ bool op_from_name(std::string_view name, OpId* op);
 // Each class of several ops as its own enum, and an op's view as one of them (an InternalError for an op
 // of another class). Layers with a case per op switch over these without `default:`, so that -Wswitch
 // (an error in this build) names every switch a new op is missing from.
-#define XLITE_SUB_ENUM(id, name, arity, cls, traits) id,
+#define XLITE_SUB_ENUM(id, name, arity, cls, traits, schema) id,
 enum class LeafOp : uint8_t { XLITE_LEAF_OPS(XLITE_SUB_ENUM) };
 enum class RandomOp : uint8_t { XLITE_RANDOM_OPS(XLITE_SUB_ENUM) };
 enum class UnaryOp : uint8_t { XLITE_UNARY_OPS(XLITE_SUB_ENUM) };

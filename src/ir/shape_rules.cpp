@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ir/node.h"
+#include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "xlite/error.h"
 
@@ -57,23 +58,21 @@ Shape reduced_shape(const Shape& in, const std::vector<int64_t>& dims, bool keep
 }
 
 TypedShape infer_leaf(OpId op, const Attrs& attrs) {
-  switch (op) {
-    case OpId::constant: {
-      DType dtype = attrs.get_dtype(AttrKey::dtype);
-      require_value(op, dtype, attrs.get_float(AttrKey::value));
-      return {{}, dtype};
+  switch (leaf_op(op)) {
+    case LeafOp::constant: {
+      const ConstantAttrs constant = ConstantAttrs::of(attrs);
+      require_value(op, constant.dtype, constant.value);
+      return {{}, constant.dtype};
     }
-    case OpId::iota: {
-      const Shape& shape = attrs.get_ints(AttrKey::shape);
-      int64_t dim = attrs.get_int(AttrKey::dim);
-      if (dim < 0 || dim >= static_cast<int64_t>(shape.size())) fail(op, "dim out of range");
-      DType dtype = attrs.get_dtype(AttrKey::dtype);
-      if (dtype == DType::bool_) fail(op, "iota cannot be bool");
-      return {shape, dtype};
+    case LeafOp::iota: {
+      const IotaAttrs iota = IotaAttrs::of(attrs);
+      if (iota.dim < 0 || iota.dim >= static_cast<int64_t>(iota.shape.size())) fail(op, "dim out of range");
+      if (iota.dtype == DType::bool_) fail(op, "iota cannot be bool");
+      return {Shape(iota.shape.begin(), iota.shape.end()), iota.dtype};
     }
-    default:
-      fail(op, "parameters have no shape rule");
+    case LeafOp::parameter: break;
   }
+  fail(op, "parameters have no shape rule");
 }
 
 TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
@@ -309,6 +308,7 @@ bool holds_value(DType dtype, double v) {
 }
 
 TypedShape infer_type(OpId op, std::span<const OperandType> in, const Attrs& attrs) {
+  check_attr_schema(op, attrs);
   TypedShape result = infer_unchecked(op, in, attrs);
   if (!addressable(result.shape, result.dtype)) fail_unaddressable(op_name(op), result.shape, result.dtype);
   return result;

@@ -3,6 +3,8 @@
 #include <array>
 #include <unordered_map>
 
+#include "ir/op_attrs.h"
+
 namespace xlite::lazy {
 namespace {
 // A map to int32_t for the few keys of an eager op's graph: the first kInline entries live inside the
@@ -144,9 +146,7 @@ ir::Graph PendingGraph::build() const {
   graph.instrs.reserve(entries_.size());
   for (const Entry& e : entries_) {
     if (e.parameter >= 0) {
-      ir::Instr instr{ir::OpId::parameter, {}, {}, e.node->shape, e.node->dtype};
-      instr.attrs.set_int(ir::AttrKey::index, e.parameter);
-      graph.instrs.push_back(std::move(instr));
+      graph.instrs.push_back({ir::OpId::parameter, {}, ir::ParameterAttrs{.index = e.parameter}.to_attrs(), e.node->shape, e.node->dtype});
     } else {
       std::span<const int32_t> operands = operands_of(e);
       graph.instrs.push_back(ir::Instr{e.node->op, {operands.begin(), operands.end()}, e.node->attrs, e.node->shape,

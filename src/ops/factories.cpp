@@ -9,6 +9,7 @@
 #include "core/random_state.h"
 #include "core/step_recording.h"
 #include "core/tensor_impl.h"
+#include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "ops/op_support.h"
 #include "runtime/allocator.h"
@@ -68,9 +69,7 @@ Tensor random(const char* name, OpId op, const Shape& shape, DType dtype, Device
   if (StepRecording* recording = StepRecording::active())
     recording->draws.push_back({seed.impl()->data().get(), offset.impl()->data().get(),
                                 position.offset - recording->entry_rng_offset});
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::shape, shape).set_dtype(AttrKey::dtype, draw);
-  Tensor r = ops::make(op, {seed, offset}, std::move(attrs));
+  Tensor r = ops::make(op, {seed, offset}, ir::RandomAttrs{.shape = shape, .dtype = draw}.to_attrs());
   return scope.finish(ops::convert_to(r, dtype));
 }
 }  // namespace
@@ -162,9 +161,8 @@ Tensor arange(Scalar start, Scalar stop, Scalar step, Device device) {
               " has more elements than 64-bit sizes count");
   const auto n = static_cast<int64_t>(count);
   DType dtype = integral ? DType::i64 : ops::default_float();
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::shape, {n}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, integral ? DType::i64 : DType::f64);
-  Tensor r = ops::make(OpId::iota, {}, std::move(attrs));
+  const Shape shape{n};
+  Tensor r = ops::make(OpId::iota, {}, ir::IotaAttrs{.shape = shape, .dim = 0, .dtype = integral ? DType::i64 : DType::f64}.to_attrs());
   if (integral) {
     if (step.to_int() != 1) r = r * step;
     if (start.to_int() != 0) r = r + start;
@@ -180,10 +178,8 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device) {
   if (n < 0) ops::fail("n must be >= 0, got " + std::to_string(n));
   if (m == -1) m = n;
   if (m < 0) ops::fail("m must be >= 0 (or -1 for m = n), got " + std::to_string(m));
-  ir::Attrs rows, cols;
-  rows.set_ints(AttrKey::shape, {n, m}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
-  cols.set_ints(AttrKey::shape, {n, m}).set_int(AttrKey::dim, 1).set_dtype(AttrKey::dtype, DType::i64);
-  Tensor diagonal = eq(ops::make(OpId::iota, {}, std::move(rows)), ops::make(OpId::iota, {}, std::move(cols)));
+  const Shape shape{n, m};
+  Tensor diagonal = eq(ops::iota_along(shape, 0, DType::i64), ops::iota_along(shape, 1, DType::i64));
   return scope.finish(ops::convert_to(diagonal, dtype));
 }
 

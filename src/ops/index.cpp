@@ -2,6 +2,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "ops/op_support.h"
 #include "xlite/ops.h"
@@ -36,7 +37,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   require_index(index, "index");
   if (index.dim() > 1) ops::fail("index must be 0-D or 1-D, got " + shape_str(index.shape()));
   int64_t d = ops::normalize_dim(dim, impl.shape().size());
-  Tensor r = ops::make(OpId::index_select, {at_least_1d(x), reshape(index, {-1})}, ir::Attrs().set_int(AttrKey::dim, d));
+  Tensor r = ops::make(OpId::index_select, {at_least_1d(x), reshape(index, {-1})}, ir::DimAttrs{.dim = d}.to_attrs());
   if (impl.shape().empty()) r = reshape(r, {});
   return scope.finish(r);
 }
@@ -54,8 +55,8 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
                 " outside dim " + std::to_string(dim));
   if (x.dim() == 0)
     return scope.finish(reshape(ops::make(OpId::gather, {reshape(x, {1}), reshape(index, {1})},
-                                          ir::Attrs().set_int(AttrKey::dim, 0)), {}));
-  return scope.finish(ops::make(OpId::gather, {x, index}, ir::Attrs().set_int(AttrKey::dim, d)));
+                                          ir::DimAttrs{.dim = 0}.to_attrs()), {}));
+  return scope.finish(ops::make(OpId::gather, {x, index}, ir::DimAttrs{.dim = d}.to_attrs()));
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -77,7 +78,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   if (src.shape() != index.shape()) {
     for (int64_t i = 0; i < x.dim(); ++i) s = slice(s, i, 0, index.shape()[i]);
   }
-  return scope.finish(ops::make(OpId::scatter_add, {x, index, s}, ir::Attrs().set_int(AttrKey::dim, d)));
+  return scope.finish(ops::make(OpId::scatter_add, {x, index, s}, ir::DimAttrs{.dim = d}.to_attrs()));
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
@@ -86,7 +87,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   require_index(indices, "indices");
   Shape out = indices.shape();
   out.push_back(weight.shape()[1]);
-  Tensor rows = ops::make(OpId::index_select, {weight, reshape(indices, {-1})}, ir::Attrs().set_int(AttrKey::dim, 0));
+  Tensor rows = ops::make(OpId::index_select, {weight, reshape(indices, {-1})}, ir::DimAttrs{.dim = 0}.to_attrs());
   return scope.finish(reshape(rows, out));
 }
 
@@ -112,10 +113,8 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   // The classes pass through an index_select of [0, num_classes), which computes nothing but raises for a
   // class out of range when the value is computed (instead of giving a silent all-zero row), and nothing
   // is read back to check them. Then each class is compared with every class number.
-  ir::Attrs class_attrs;
-  class_attrs.set_ints(AttrKey::shape, {num_classes}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
-  Tensor classes = ops::make(OpId::iota, {}, std::move(class_attrs));
-  Tensor checked = ops::make(OpId::index_select, {classes, reshape(x, {-1})}, ir::Attrs().set_int(AttrKey::dim, 0));
+  Tensor classes = ops::iota_along({num_classes}, 0, DType::i64);
+  Tensor checked = ops::make(OpId::index_select, {classes, reshape(x, {-1})}, ir::DimAttrs{.dim = 0}.to_attrs());
   Shape column = x.shape();
   column.push_back(1);
   return scope.finish(ops::convert_to(eq(reshape(checked, column), classes), DType::i64));
@@ -185,10 +184,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bia
   const Tensor* operands[] = {&x, &w};
   DType dtype = ops::result_type(operands, {});
   if (!is_floating(dtype)) ops::fail("needs floating tensors, got " + std::string(dtype_name(dtype)));
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::stride, stride).set_ints(AttrKey::lo, padding).set_ints(AttrKey::hi, padding)
-      .set_ints(AttrKey::dilation, dilation).set_int(AttrKey::groups, groups);
-  Tensor y = ops::make(OpId::conv2d, {ops::convert_to(x, dtype), ops::convert_to(w, dtype)}, std::move(attrs));
+  const ir::ConvAttrs attrs{.stride = stride, .lo = padding, .hi = padding, .dilation = dilation, .groups = groups};
+  Tensor y = ops::make(OpId::conv2d, {ops::convert_to(x, dtype), ops::convert_to(w, dtype)}, attrs.to_attrs());
   if (bias) {
     if (ops::impl_of(*bias).shape() != Shape{ws[0]}) ops::fail("bias must be [" + std::to_string(ws[0]) + "], got " + shape_str(bias->shape()));
     y = y + reshape(*bias, {1, ws[0], 1, 1});

@@ -9,6 +9,7 @@
 #include "autograd/saved_values.h"
 #include "core/clock.h"
 #include "core/step_recording.h"
+#include "ir/op_attrs.h"
 #include "lazy/sync.h"
 #include "runtime/allocator.h"
 #include "xlite/metrics.h"
@@ -152,9 +153,7 @@ ir::NodePtr scalar_node(Scalar value, DType dtype) {
   bool zero_or_one = (v == 0.0 && !std::signbit(v)) || v == 1.0;
   if (value.kind() != Scalar::Kind::floating) zero_or_one = value.to_int() == 0 || value.to_int() == 1;
   if (zero_or_one) {
-    ir::Attrs attrs;
-    attrs.set_float(ir::AttrKey::value, v).set_dtype(ir::AttrKey::dtype, dtype);
-    return ir::make_node(ir::OpId::constant, {}, std::move(attrs));
+    return ir::make_node(ir::OpId::constant, {}, ir::ConstantAttrs{.value = v, .dtype = dtype}.to_attrs());
   }
   BufferPtr buffer = runtime::allocator(Device{}).allocate(dtype_size(dtype));
   void* p = buffer->data();
@@ -171,9 +170,8 @@ ir::NodePtr scalar_node(Scalar value, DType dtype) {
       BufferPtr wide = runtime::allocator(Device{}).allocate(4);
       *wide->as<float>() = static_cast<float>(v);
       metrics::increment_counter("TransferToDevice");
-      ir::Attrs attrs;
-      attrs.set_dtype(ir::AttrKey::dtype, dtype);
-      return ir::make_node(ir::OpId::convert, {ir::make_parameter(wide, {}, DType::f32)}, std::move(attrs));
+      return ir::make_node(ir::OpId::convert, {ir::make_parameter(wide, {}, DType::f32)},
+                           ir::ConvertAttrs{.dtype = dtype}.to_attrs());
     }
   }
   metrics::increment_counter("TransferToDevice");
@@ -215,11 +213,13 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+Tensor iota_along(const Shape& shape, int64_t dim, DType dtype) {
+  return make(ir::OpId::iota, {}, ir::IotaAttrs{.shape = shape, .dim = dim, .dtype = dtype}.to_attrs());
+}
+
 Tensor convert_to(const Tensor& t, DType dtype) {
   if (impl_of(t).dtype() == dtype) return t;
-  ir::Attrs attrs;
-  attrs.set_dtype(ir::AttrKey::dtype, dtype);
-  return make(ir::OpId::convert, {t}, std::move(attrs));
+  return make(ir::OpId::convert, {t}, ir::ConvertAttrs{.dtype = dtype}.to_attrs());
 }
 
 Tensor broadcast_to_shape(const Tensor& t, const Shape& shape) {
@@ -232,9 +232,7 @@ Tensor broadcast_to_shape(const Tensor& t, const Shape& shape) {
     if (from[i] != 1 && from[i] != shape[lead + i]) fail("cannot broadcast " + shape_str(from) + " to " + shape_str(shape));
     dims.push_back(static_cast<int64_t>(lead + i));
   }
-  ir::Attrs attrs;
-  attrs.set_ints(ir::AttrKey::shape, shape).set_ints(ir::AttrKey::dims, dims);
-  return make(ir::OpId::broadcast, {t}, std::move(attrs));
+  return make(ir::OpId::broadcast, {t}, ir::BroadcastAttrs{.shape = shape, .dims = dims}.to_attrs());
 }
 
 DType default_float() { return DType::f32; }

@@ -59,6 +59,9 @@ inline Tensor make(ir::OpId op, std::initializer_list<Tensor> operands, ir::Attr
   return make(op, std::span<const Tensor>(operands.begin(), operands.size()), std::move(attrs));
 }
 
+// iota: along `dim` of `shape`, each element its index on that dim.
+Tensor iota_along(const Shape& shape, int64_t dim, DType dtype);
+
 // A scalar as a 0-dim node of the dtype: 0 and 1 are baked in as constants, any other value is uploaded
 // as a parameter so that a new value does not recompile.
 ir::NodePtr scalar_node(Scalar value, DType dtype);

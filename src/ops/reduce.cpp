@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "ops/op_support.h"
+#include "ir/op_attrs.h"
 #include "xlite/ops.h"
 
 namespace xlite {
@@ -18,9 +19,7 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int64_t>& dims, bool k
   if (op == OpId::reduce_max || op == OpId::reduce_min)
     for (int64_t d : normalized)
       if (x.shape()[d] == 0) ops::fail("cannot reduce over dim " + std::to_string(d) + " of size 0 in " + shape_str(x.shape()));
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::dims, normalized).set_bool(AttrKey::keepdim, keepdim);
-  return ops::make(op, {x}, std::move(attrs));
+  return ops::make(op, {x}, ir::ReduceAttrs{.dims = normalized, .keepdim = keepdim}.to_attrs());
 }
 
 // Fits: a tensor's non-zero dims multiply to an addressable size (ir/sizes.h), and so do any of them.
@@ -52,9 +51,7 @@ Tensor arg_reduce(const char* name, OpId op, const Tensor& x, int64_t dim, bool 
   if (impl.shape().empty()) return scope.finish(ops::scalar_tensor(0, DType::i64));
   if (impl.shape()[d] == 0) ops::fail("cannot reduce over dim " + std::to_string(dim) + " of size 0");
   Tensor in = impl.dtype() == DType::bool_ ? ops::convert_to(x, DType::u8) : x;
-  ir::Attrs attrs;
-  attrs.set_int(AttrKey::dim, d).set_bool(AttrKey::keepdim, keepdim);
-  return scope.finish(ops::make(op, {in}, std::move(attrs)));
+  return scope.finish(ops::make(op, {in}, ir::ArgReduceAttrs{.dim = d, .keepdim = keepdim}.to_attrs()));
 }
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <optional>
 
+#include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "ops/op_support.h"
 #include "xlite/factories.h"
@@ -17,9 +18,7 @@ using ops::OpScope;
 
 Tensor reshape_node(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return ops::fresh_handle(x);
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::shape, shape);
-  return ops::make(OpId::reshape, {x}, std::move(attrs));
+  return ops::make(OpId::reshape, {x}, ir::ReshapeAttrs{.shape = shape}.to_attrs());
 }
 
 Tensor slice_node(const Tensor& x, int64_t dim, int64_t start, int64_t limit, int64_t step) {
@@ -28,20 +27,15 @@ Tensor slice_node(const Tensor& x, int64_t dim, int64_t start, int64_t limit, in
   starts[dim] = start;
   limits[dim] = limit;
   strides[dim] = step;
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::start, starts).set_ints(AttrKey::limit, limits).set_ints(AttrKey::stride, strides);
-  return ops::make(OpId::slice, {x}, std::move(attrs));
+  return ops::make(OpId::slice, {x}, ir::SliceAttrs{.start = starts, .limit = limits, .stride = strides}.to_attrs());
 }
 
 Tensor triangle(const char* name, const Tensor& x, int64_t diagonal, bool lower) {
   OpScope scope(name);
   if (ops::impl_of(x).shape().size() < 2) ops::fail("needs a tensor of rank >= 2, got " + shape_str(x.shape()));
   int64_t rows = x.shape()[x.dim() - 2], cols = x.shape()[x.dim() - 1];
-  ir::Attrs row_attrs, col_attrs;
-  row_attrs.set_ints(AttrKey::shape, {rows, cols}).set_int(AttrKey::dim, 0).set_dtype(AttrKey::dtype, DType::i64);
-  col_attrs.set_ints(AttrKey::shape, {rows, cols}).set_int(AttrKey::dim, 1).set_dtype(AttrKey::dtype, DType::i64);
-  Tensor row = ops::make(OpId::iota, {}, std::move(row_attrs));
-  Tensor col = ops::make(OpId::iota, {}, std::move(col_attrs));
+  Tensor row = ops::iota_along({rows, cols}, 0, DType::i64);
+  Tensor col = ops::iota_along({rows, cols}, 1, DType::i64);
   Tensor offset = col - row;
   Tensor keep = lower ? offset <= diagonal : offset >= diagonal;
   return scope.finish(where(keep, x, zeros({}, x.dtype())));
@@ -134,9 +128,7 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   bool identity = true;
   for (int64_t i = 0; i < rank; ++i) identity = identity && perm[i] == i;
   if (identity) return scope.finish(ops::fresh_handle(x));
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::perm, perm);
-  return scope.finish(ops::make(OpId::transpose, {x}, std::move(attrs)));
+  return scope.finish(ops::make(OpId::transpose, {x}, ir::TransposeAttrs{.perm = perm}.to_attrs()));
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
@@ -227,9 +219,7 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
   }
   if (parts.empty()) return scope.finish(ops::convert_to(ops::fresh_handle(tensors[0]), dtype));
   if (parts.size() == 1) return scope.finish(ops::fresh_handle(parts[0]));
-  ir::Attrs attrs;
-  attrs.set_int(AttrKey::dim, d);
-  return scope.finish(ops::make(OpId::concat, parts, std::move(attrs)));
+  return scope.finish(ops::make(OpId::concat, parts, ir::DimAttrs{.dim = d}.to_attrs()));
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
@@ -343,18 +333,15 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, Scalar value) {
   if (std::all_of(lo.begin(), lo.end(), [](int64_t v) { return v == 0; }) &&
       std::all_of(hi.begin(), hi.end(), [](int64_t v) { return v == 0; }))
     return scope.finish(r);
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::lo, lo).set_ints(AttrKey::hi, hi).set_float(AttrKey::value, pad_value(value, x.dtype()));
-  return scope.finish(ops::make(OpId::pad, {r}, std::move(attrs)));
+  const ir::PadAttrs attrs{.lo = lo, .hi = hi, .value = pad_value(value, x.dtype())};
+  return scope.finish(ops::make(OpId::pad, {r}, attrs.to_attrs()));
 }
 
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
   OpScope scope("flip");
   std::vector<int64_t> normalized = ops::normalize_dims(dims, ops::impl_of(x).shape().size());
   if (normalized.empty()) return scope.finish(ops::fresh_handle(x));
-  ir::Attrs attrs;
-  attrs.set_ints(AttrKey::dims, normalized);
-  return scope.finish(ops::make(OpId::flip, {x}, std::move(attrs)));
+  return scope.finish(ops::make(OpId::flip, {x}, ir::FlipAttrs{.dims = normalized}.to_attrs()));
 }
 
 Tensor tril(const Tensor& x, int64_t diagonal) { return triangle("tril", x, diagonal, true); }

@@ -7,6 +7,7 @@
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 #include "core/elements.h"
+#include "ir/op_attrs.h"
 #include "xlite/error.h"
 
 namespace xlite::compiler::passes {
@@ -47,7 +48,7 @@ ir::Graph fold_constants(const ir::Graph& graph) {
     if (all_constant) {
       if (auto value = evaluate(rw, instr)) {
         Instr constant{OpId::constant, {}, {}, {}, instr.dtype, instr.origin};
-        constant.attrs.set_float(AttrKey::value, *value).set_dtype(AttrKey::dtype, instr.dtype);
+        constant.attrs = ir::ConstantAttrs{.value = *value, .dtype = instr.dtype}.to_attrs();
         instr = std::move(constant);
       }
     }

@@ -4,6 +4,7 @@
 
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::compiler::passes {
 namespace {
@@ -93,19 +94,19 @@ std::optional<Instr> composed(const Rewriter& rw, const Instr& instr) {
     case OpId::reshape:
       return merged;
     case OpId::transpose: {
-      const auto& outer = instr.attrs.get_ints(AttrKey::perm);
-      const auto& first = inner.attrs.get_ints(AttrKey::perm);
+      const auto outer = ir::TransposeAttrs::of(instr.attrs).perm;
+      const auto first = ir::TransposeAttrs::of(inner.attrs).perm;
       std::vector<int64_t> perm(outer.size());
       for (size_t k = 0; k < outer.size(); ++k) perm[k] = first[outer[k]];
-      merged.attrs.set_ints(AttrKey::perm, perm);
+      merged.attrs = ir::TransposeAttrs{.perm = perm}.to_attrs();
       return merged;
     }
     case OpId::broadcast: {
-      const auto& outer = instr.attrs.get_ints(AttrKey::dims);
-      const auto& first = inner.attrs.get_ints(AttrKey::dims);
+      const ir::BroadcastAttrs outer = ir::BroadcastAttrs::of(instr.attrs);
+      const auto first = ir::BroadcastAttrs::of(inner.attrs).dims;
       std::vector<int64_t> dims(first.size());
-      for (size_t k = 0; k < first.size(); ++k) dims[k] = outer[first[k]];
-      merged.attrs.set_ints(AttrKey::dims, dims);
+      for (size_t k = 0; k < first.size(); ++k) dims[k] = outer.dims[first[k]];
+      merged.attrs = ir::BroadcastAttrs{.shape = outer.shape, .dims = dims}.to_attrs();
       return merged;
     }
     default:
@@ -120,9 +121,7 @@ Instr matrix_transpose(int32_t operand, const Instr& of) {
   std::swap(perm[r - 2], perm[r - 1]);
   Shape shape = of.shape;
   std::swap(shape[r - 2], shape[r - 1]);
-  Instr t{OpId::transpose, {operand}, {}, shape, of.dtype, of.origin};
-  t.attrs.set_ints(AttrKey::perm, perm);
-  return t;
+  return Instr{OpId::transpose, {operand}, ir::TransposeAttrs{.perm = perm}.to_attrs(), shape, of.dtype, of.origin};
 }
 
 // (a b)^T = b^T a^T: the GEMM then writes the transposed product itself, reading its operands through
