@@ -9,7 +9,7 @@
 
 #include <xlite/xlite.h>
 
-#include "compiler/random_graph.h"
+#include "testing/random_graph.h"
 #include "ir/graph.h"
 #include "ir/sizes.h"
 
@@ -41,8 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (!small_enough(g)) return 0;
-  auto args = xlite::compiler::random_arguments(g, size);
-  xlite::compiler::Comparison c = xlite::compiler::compare_backends(g, args, "reference", "cpu", 1e-4, 1e-4);
+  auto args = xlite::testing::random_arguments(g, size);
+  xlite::testing::Comparison c = xlite::testing::compare_backends(g, args, "reference", "cpu", 1e-4, 1e-4);
   if (!c.ok) {
     std::fprintf(stderr, "%s\n", c.message.c_str());
     std::abort();

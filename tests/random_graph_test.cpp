@@ -1,6 +1,6 @@
 // Random graphs: every one verifies and round-trips through text, the generator is deterministic, and
 // every backend computes what the reference computes (differential testing; see compiler/random_graph.h).
-#include "compiler/random_graph.h"
+#include "testing/random_graph.h"
 
 #include <gtest/gtest.h>
 
@@ -37,6 +37,7 @@
 namespace {
 namespace xl = xlite;
 namespace xc = xlite::compiler;
+namespace xt = xlite::testing;
 using xl::ir::OpId;
 
 constexpr uint64_t kDifferentialSeed = 20261202;
@@ -69,15 +70,15 @@ xl::BufferPtr buffer_of(const std::vector<T>& values) {
   return buffer_of_bytes(values.data(), values.size() * sizeof(T));
 }
 
-xc::BackendRun fake_run(const std::string& name, std::vector<xl::BufferPtr> outputs) {
-  xc::BackendRun run;
+xt::BackendRun fake_run(const std::string& name, std::vector<xl::BufferPtr> outputs) {
+  xt::BackendRun run;
   run.backend = name;
   run.outputs = std::move(outputs);
   return run;
 }
 
-xc::BackendRun fake_throw(const std::string& name, bool xlite_error) {
-  xc::BackendRun run;
+xt::BackendRun fake_throw(const std::string& name, bool xlite_error) {
+  xt::BackendRun run;
   run.backend = name;
   run.threw = true;
   run.threw_xlite_error = xlite_error;
@@ -90,7 +91,7 @@ xc::BackendRun fake_throw(const std::string& name, bool xlite_error) {
 TEST(RandomGraph, GraphsVerifyAndRoundTripThroughText) {
   for (uint64_t seed = 0; seed < 1000; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    xl::ir::Graph g = xc::random_graph(seed);
+    xl::ir::Graph g = xt::random_graph(seed);
     ASSERT_NO_THROW(xl::ir::verify(g)) << xl::ir::to_text(g);
     EXPECT_GE(g.instrs.size(), 5u);
     EXPECT_LE(g.instrs.size(), 60u);
@@ -100,7 +101,7 @@ TEST(RandomGraph, GraphsVerifyAndRoundTripThroughText) {
     ASSERT_NO_THROW(parsed = xl::ir::parse_graph(text)) << text;
     EXPECT_EQ(parsed.hash(), g.hash()) << text;
     EXPECT_EQ(xl::ir::to_text(parsed), text);
-    std::vector<xl::BufferPtr> args = xc::random_arguments(g, seed);
+    std::vector<xl::BufferPtr> args = xt::random_arguments(g, seed);
     ASSERT_EQ(static_cast<int64_t>(args.size()), g.num_parameters);
     for (const auto& instr : g.instrs)
       if (instr.op == OpId::parameter)
@@ -115,7 +116,7 @@ TEST(RandomGraph, CoversEveryOpDtypeAndRank) {
   std::set<size_t> ranks;
   bool empty_value = false, parameter_output = false, repeated_output = false, special_constant = false;
   for (uint64_t seed = 0; seed < 1000; ++seed) {
-    xl::ir::Graph g = xc::random_graph(seed);
+    xl::ir::Graph g = xt::random_graph(seed);
     for (const auto& instr : g.instrs) {
       ops.insert(instr.op);
       dtypes.insert(instr.dtype);
@@ -145,14 +146,14 @@ TEST(RandomGraph, CoversEveryOpDtypeAndRank) {
 TEST(RandomGraph, IsDeterministicForASeed) {
   std::set<uint64_t> hashes;
   for (uint64_t seed = 0; seed < 200; ++seed) {
-    xl::ir::Graph a = xc::random_graph(seed);
-    xl::ir::Graph b = xc::random_graph(seed);
+    xl::ir::Graph a = xt::random_graph(seed);
+    xl::ir::Graph b = xt::random_graph(seed);
     ASSERT_EQ(xl::ir::to_text(a), xl::ir::to_text(b)) << "seed " << seed;
     ASSERT_EQ(a.hash(), b.hash());
     ASSERT_TRUE(a == b) << "seed " << seed;
     hashes.insert(a.hash());
-    auto x = xc::random_arguments(a, seed);
-    auto y = xc::random_arguments(b, seed);
+    auto x = xt::random_arguments(a, seed);
+    auto y = xt::random_arguments(b, seed);
     ASSERT_EQ(x.size(), y.size());
     for (size_t i = 0; i < x.size(); ++i) {
       ASSERT_EQ(x[i]->bytes(), y[i]->bytes());
@@ -161,13 +162,13 @@ TEST(RandomGraph, IsDeterministicForASeed) {
   }
   EXPECT_GE(hashes.size(), 195u) << "different seeds should give different graphs";
   // Options take part: a different size range gives a different graph.
-  xc::RandomGraphOptions small;
+  xt::RandomGraphOptions small;
   small.min_instructions = small.max_instructions = 10;
-  EXPECT_NE(xc::random_graph(7, small).hash(), xc::random_graph(7).hash());
+  EXPECT_NE(xt::random_graph(7, small).hash(), xt::random_graph(7).hash());
 }
 
 TEST(RandomGraph, RespectsOptions) {
-  xc::RandomGraphOptions o;
+  xt::RandomGraphOptions o;
   o.min_instructions = o.max_instructions = 12;
   o.max_rank = 2;
   o.max_elements = 64;
@@ -175,7 +176,7 @@ TEST(RandomGraph, RespectsOptions) {
   o.special_values = false;
   o.max_outputs = 2;
   for (uint64_t seed = 0; seed < 300; ++seed) {
-    xl::ir::Graph g = xc::random_graph(seed, o);
+    xl::ir::Graph g = xt::random_graph(seed, o);
     ASSERT_NO_THROW(xl::ir::verify(g));
     EXPECT_EQ(g.instrs.size(), 12u) << xl::ir::to_text(g);
     EXPECT_LE(g.outputs.size(), 2u);
@@ -209,14 +210,14 @@ TEST(RandomGraph, BackendsMatchTheReference) {
     for (; done < budget.graphs; ++done) {
       if (budget.seconds > 0 && elapsed() > budget.seconds / static_cast<double>(backends.size())) break;
       const uint64_t seed = kDifferentialSeed + static_cast<uint64_t>(done);
-      xl::ir::Graph graph = xc::random_graph(seed);
-      std::vector<xl::BufferPtr> args = xc::random_arguments(graph, seed);
-      xc::BackendRun reference = xc::run_backend(graph, args, "reference");
+      xl::ir::Graph graph = xt::random_graph(seed);
+      std::vector<xl::BufferPtr> args = xt::random_arguments(graph, seed);
+      xt::BackendRun reference = xt::run_backend(graph, args, "reference");
       if (reference.threw && threw++ < 3)  // the generator promises graphs that run
         ADD_FAILURE() << "the reference threw on seed " << seed << ": " << reference.error << "\n"
                       << xl::ir::to_text(graph);
-      xc::BackendRun other = xc::run_backend(graph, args, backend);
-      xc::Comparison c = xc::compare_runs(graph, other, reference, kRtol, kAtol);
+      xt::BackendRun other = xt::run_backend(graph, args, backend);
+      xt::Comparison c = xt::compare_runs(graph, other, reference, kRtol, kAtol);
       if (!c.ok) {
         if (failed.size() < 3)
           ADD_FAILURE() << "seed " << seed << " (reproduce: xlite-fuzz-graphs --seed " << seed
@@ -241,20 +242,20 @@ TEST(RandomGraph, BackendsMatchTheReference) {
 // Out-of-range indices must throw xlite::Error in every backend (compare_runs accepts two throws). The
 // generator returns every op whose index may be out of range, so no backend may drop it as dead code.
 TEST(RandomGraph, OutOfRangeIndicesThrowInEveryBackend) {
-  xc::RandomGraphOptions o;
+  xt::RandomGraphOptions o;
   o.out_of_range_index_probability = 1.0;
   o.max_instructions = 25;
   int64_t reference_threw = 0;
   const int64_t count = XLITE_RANDOM_GRAPH_SANITIZED ? 40 : 100;
   for (uint64_t seed = 0; seed < static_cast<uint64_t>(count); ++seed) {
-    xl::ir::Graph graph = xc::random_graph(seed, o);
-    auto args = xc::random_arguments(graph, seed);
-    xc::BackendRun reference = xc::run_backend(graph, args, "reference");
+    xl::ir::Graph graph = xt::random_graph(seed, o);
+    auto args = xt::random_arguments(graph, seed);
+    xt::BackendRun reference = xt::run_backend(graph, args, "reference");
     reference_threw += reference.threw;
     if (reference.threw) EXPECT_TRUE(reference.threw_xlite_error) << reference.error;
     for (const std::string& backend : xc::backend_names()) {
       if (backend == "reference") continue;
-      xc::Comparison c = xc::compare_runs(graph, xc::run_backend(graph, args, backend), reference, kRtol, kAtol);
+      xt::Comparison c = xt::compare_runs(graph, xt::run_backend(graph, args, backend), reference, kRtol, kAtol);
       EXPECT_TRUE(c.ok) << "seed " << seed << "\n" << c.message;
       if (!c.ok) break;
     }
@@ -281,8 +282,8 @@ TEST(RandomGraph, CompareRunsAcceptsWhatIsCloseAndReportsWhatIsNot) {
                  std::vector<uint8_t> b) {
     return fake_run(name, {buffer_of(f), f16(h), buffer_of(i), buffer_of(b)});
   };
-  const xc::BackendRun base = run("a", {1, nan, inf, 2}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 1, 0, 0});
-  auto compare = [&](const xc::BackendRun& other) { return xc::compare_runs(g, other, base, 1e-4, 1e-4); };
+  const xt::BackendRun base = run("a", {1, nan, inf, 2}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 1, 0, 0});
+  auto compare = [&](const xt::BackendRun& other) { return xt::compare_runs(g, other, base, 1e-4, 1e-4); };
 
   EXPECT_TRUE(compare(run("b", {1, nan, inf, 2}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 1, 0, 0})).ok);
   // Within rtol / atol; f16 within its looser 1e-2.
@@ -291,7 +292,7 @@ TEST(RandomGraph, CompareRunsAcceptsWhatIsCloseAndReportsWhatIsNot) {
   EXPECT_TRUE(compare(run("b", {1, nan, inf, 2}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 7, 0, 0})).ok);
 
   // The same relative error is too much for f32.
-  xc::Comparison c = compare(run("b", {1.005f, nan, inf, 2}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 1, 0, 0}));
+  xt::Comparison c = compare(run("b", {1.005f, nan, inf, 2}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 1, 0, 0}));
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.message.find("output 0 (%1)"), std::string::npos) << c.message;
   EXPECT_NE(c.message.find("element 0 (index [0,0])"), std::string::npos) << c.message;
@@ -320,22 +321,22 @@ TEST(RandomGraph, CompareRunsAcceptsWhatIsCloseAndReportsWhatIsNot) {
   EXPECT_FALSE(compare(run("b", {1, nan, inf}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 1, 0, 0})).ok);
 
   // Errors: both xlite::Error is agreement; one, or anything else, is not.
-  EXPECT_TRUE(xc::compare_runs(g, fake_throw("a", true), fake_throw("b", true), 0, 0).ok);
-  c = xc::compare_runs(g, fake_throw("a", true), base, 0, 0);
+  EXPECT_TRUE(xt::compare_runs(g, fake_throw("a", true), fake_throw("b", true), 0, 0).ok);
+  c = xt::compare_runs(g, fake_throw("a", true), base, 0, 0);
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.message.find("only one of them threw"), std::string::npos) << c.message;
   EXPECT_NE(c.message.find("index 9 is out of range"), std::string::npos) << c.message;
-  EXPECT_FALSE(xc::compare_runs(g, base, fake_throw("b", true), 0, 0).ok);
-  EXPECT_FALSE(xc::compare_runs(g, fake_throw("a", false), fake_throw("b", true), 0, 0).ok);
+  EXPECT_FALSE(xt::compare_runs(g, base, fake_throw("b", true), 0, 0).ok);
+  EXPECT_FALSE(xt::compare_runs(g, fake_throw("a", false), fake_throw("b", true), 0, 0).ok);
 }
 
 TEST(RandomGraph, CompareBackendsRunsBothAndCatchesErrors) {
-  xl::ir::Graph g = xc::random_graph(3);
-  auto args = xc::random_arguments(g, 3);
-  xc::Comparison same = xc::compare_backends(g, args, "reference", "reference", 0, 0);
+  xl::ir::Graph g = xt::random_graph(3);
+  auto args = xt::random_arguments(g, 3);
+  xt::Comparison same = xt::compare_backends(g, args, "reference", "reference", 0, 0);
   EXPECT_TRUE(same.ok) << same.message;
   // An unknown backend throws xlite::Error when compiling: a mismatch with one that runs.
-  xc::Comparison c = xc::compare_backends(g, args, "reference", "no-such-backend", 1e-4, 1e-4);
+  xt::Comparison c = xt::compare_backends(g, args, "reference", "no-such-backend", 1e-4, 1e-4);
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.message.find("unknown backend"), std::string::npos) << c.message;
   EXPECT_NE(c.message.find(xl::ir::to_text(g)), std::string::npos);
@@ -343,7 +344,7 @@ TEST(RandomGraph, CompareBackendsRunsBothAndCatchesErrors) {
   // error is never agreement, even when both backends throw it.
   ASSERT_GT(g.num_parameters, 0);
   args.pop_back();
-  c = xc::compare_backends(g, args, "reference", "reference", 0, 0);
+  c = xt::compare_backends(g, args, "reference", "reference", 0, 0);
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.message.find("InternalError"), std::string::npos) << c.message;
 }
@@ -354,7 +355,7 @@ TEST(RandomGraph, ReachesRowFusionAndGemmOperandViews) {
   int row_fused = 0, gemm_views = 0;
   for (uint64_t seed = 0; seed < 1000; ++seed) {
     const std::string plan =
-        xc::describe(xc::plan_fusion(xc::passes::optimize(xc::random_graph(seed))));
+        xc::describe(xc::plan_fusion(xc::passes::optimize(xt::random_graph(seed))));
     row_fused += plan.find("row by row") != std::string::npos;
     gemm_views += plan.find("through strides") != std::string::npos;
   }

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <set>
 
-#include "compiler/random_shape_rules.h"
+#include "testing/random_shape_rules.h"
 
 namespace {
-namespace xc = xlite::compiler;
+namespace xt = xlite::testing;
 
 int64_t case_count() {
   if (const char* env = std::getenv("XLITE_SHAPE_RULE_CASES"); env && *env) return std::atoll(env);
@@ -21,11 +21,11 @@ TEST(ShapeRuleFuzz, EveryRuleRaisesOrGivesAnAddressableExactType) {
   std::set<xlite::ir::OpId> accepted_ops;
   int64_t accepted = 0;
   for (int64_t seed = 0; seed < n; ++seed) {
-    xc::ShapeRuleOutcome outcome = xc::check_shape_rule(xc::random_shape_rule_case(static_cast<uint64_t>(seed)));
+    xt::ShapeRuleOutcome outcome = xt::check_shape_rule(xt::random_shape_rule_case(static_cast<uint64_t>(seed)));
     ASSERT_TRUE(outcome.ok) << "seed " << seed << ": " << outcome.message;
     if (outcome.accepted) {
       ++accepted;
-      accepted_ops.insert(xc::random_shape_rule_case(static_cast<uint64_t>(seed)).op);
+      accepted_ops.insert(xt::random_shape_rule_case(static_cast<uint64_t>(seed)).op);
     }
   }
   // The cases get past the rules' early checks often enough to reach their arithmetic, for every op.
@@ -35,7 +35,7 @@ TEST(ShapeRuleFuzz, EveryRuleRaisesOrGivesAnAddressableExactType) {
 
 TEST(ShapeRuleFuzz, CasesAreDeterministic) {
   for (uint64_t seed : {0u, 7u, 12345u}) {
-    auto a = xc::random_shape_rule_case(seed), b = xc::random_shape_rule_case(seed);
+    auto a = xt::random_shape_rule_case(seed), b = xt::random_shape_rule_case(seed);
     EXPECT_EQ(a.op, b.op);
     EXPECT_EQ(a.shapes, b.shapes);
     EXPECT_TRUE(a.attrs == b.attrs);

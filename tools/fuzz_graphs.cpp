@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "compiler/cache.h"
-#include "compiler/random_graph.h"
-#include "compiler/random_shape_rules.h"
+#include "testing/random_graph.h"
+#include "testing/random_shape_rules.h"
 #include "ir/graph.h"
 #include "xlite/error.h"
 
@@ -36,12 +36,13 @@ int usage(const char* message) {
 
 int fuzz_shape_rules(uint64_t seed, int64_t count, double minutes) {
   namespace xc = xlite::compiler;
+  namespace xt = xlite::testing;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed_s = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   int64_t done = 0, accepted = 0;
   for (; done < count && !(minutes > 0 && elapsed_s() > minutes * 60); ++done) {
     const uint64_t s = seed + static_cast<uint64_t>(done);
-    xc::ShapeRuleOutcome outcome = xc::check_shape_rule(xc::random_shape_rule_case(s));
+    xt::ShapeRuleOutcome outcome = xt::check_shape_rule(xt::random_shape_rule_case(s));
     if (!outcome.ok) {
       std::cout << "[fuzz] FAILED: the shape rule for seed " << s << " " << outcome.message << std::endl;
       return 1;
@@ -57,6 +58,7 @@ int fuzz_shape_rules(uint64_t seed, int64_t count, double minutes) {
 
 int main(int argc, char** argv) {
   namespace xc = xlite::compiler;
+  namespace xt = xlite::testing;
   uint64_t seed = 1;
   int64_t count = -1;
   double minutes = -1;
@@ -64,7 +66,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> backends;
   std::string against = "reference";
   bool print = false, shape_rules = false;
-  xc::RandomGraphOptions options;
+  xt::RandomGraphOptions options;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
@@ -125,15 +127,15 @@ int main(int argc, char** argv) {
     xlite::ir::Graph graph;
     std::vector<xlite::BufferPtr> args;
     try {
-      graph = xc::random_graph(s, options);
+      graph = xt::random_graph(s, options);
       xlite::ir::verify(graph);
-      args = xc::random_arguments(graph, s);
+      args = xt::random_arguments(graph, s);
     } catch (const xlite::Error& e) {
       std::cout << "[fuzz] FAILED: the generator made a bad graph for seed " << s << ": " << e.what() << std::endl;
       return 1;
     }
     if (print) std::cout << "# seed " << s << "\n" << xlite::ir::to_text(graph) << std::flush;
-    xc::BackendRun base = xc::run_backend(graph, args, against);
+    xt::BackendRun base = xt::run_backend(graph, args, against);
     if (base.threw) ++threw;
     if (base.threw && options.out_of_range_index_probability == 0) {
       // Without out-of-range indices the generator promises graphs that run.
@@ -142,8 +144,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (const std::string& backend : backends) {
-      xc::BackendRun run = xc::run_backend(graph, args, backend);
-      xc::Comparison c = xc::compare_runs(graph, run, base, rtol, atol);
+      xt::BackendRun run = xt::run_backend(graph, args, backend);
+      xt::Comparison c = xt::compare_runs(graph, run, base, rtol, atol);
       if (!c.ok) {
         std::cout << "[fuzz] FAILED on seed " << s << " after " << done << " graphs (" << elapsed_s() << " s)\n"
                   << c.message << "reproduce: xlite-fuzz-graphs --seed " << s << " --count 1 --backend " << backend

@@ -21,7 +21,7 @@
 #include "core/buffer.h"
 #include "ir/graph.h"
 
-namespace xlite::compiler {
+namespace xlite::testing {
 
 struct RandomGraphOptions {
   int min_instructions = 5;
@@ -71,4 +71,4 @@ Comparison compare_runs(const ir::Graph& graph, const BackendRun& a, const Backe
 Comparison compare_backends(const ir::Graph& graph, const std::vector<BufferPtr>& args, const std::string& backend_a,
                             const std::string& backend_b, double rtol, double atol);
 
-}  // namespace xlite::compiler
+}  // namespace xlite::testing

@@ -1,4 +1,4 @@
-#include "compiler/random_shape_rules.h"
+#include "testing/random_shape_rules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "ir/sizes.h"
 #include "xlite/error.h"
 
-namespace xlite::compiler {
+namespace xlite::testing {
 namespace {
 using ir::AttrKey;
 using ir::AttrKind;
@@ -217,4 +217,4 @@ ShapeRuleOutcome check_shape_rule(const ShapeRuleCase& c) {
   return outcome;
 }
 
-}  // namespace xlite::compiler
+}  // namespace xlite::testing

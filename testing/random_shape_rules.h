@@ -13,7 +13,7 @@
 #include "ir/op.h"
 #include "xlite/dtype.h"
 
-namespace xlite::compiler {
+namespace xlite::testing {
 
 struct ShapeRuleCase {
   ir::OpId op;
@@ -32,4 +32,4 @@ struct ShapeRuleOutcome {
 
 ShapeRuleOutcome check_shape_rule(const ShapeRuleCase& c);
 
-}  // namespace xlite::compiler
+}  // namespace xlite::testing

@@ -1,6 +1,6 @@
 // Random well-typed, well-conditioned graphs and a two-backend comparison. See random_graph.h for the
 // rules the generator keeps; the per-value facts it tracks are in Info below.
-#include "compiler/random_graph.h"
+#include "testing/random_graph.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +18,7 @@
 #include "runtime/allocator.h"
 #include "xlite/error.h"
 
-namespace xlite::compiler {
+namespace xlite::testing {
 namespace {
 using ir::AttrKey;
 using ir::Attrs;
@@ -1216,7 +1216,7 @@ BackendRun run_backend(const ir::Graph& graph, const std::vector<BufferPtr>& arg
   BackendRun run;
   run.backend = backend;
   try {
-    std::shared_ptr<runtime::Executable> exe = compile_with(graph, backend);
+    std::shared_ptr<runtime::Executable> exe = compiler::compile_with(graph, backend);
     run.outputs = exe->run(args);
   } catch (const InternalError& e) {
     run.threw = true;
@@ -1304,4 +1304,4 @@ Comparison compare_backends(const ir::Graph& graph, const std::vector<BufferPtr>
   return compare_runs(graph, a, b, rtol, atol);
 }
 
-}  // namespace xlite::compiler
+}  // namespace xlite::testing
