@@ -40,6 +40,25 @@ TEST(IrText, RoundTripKeepsTheHash) {
   EXPECT_EQ(parsed.hash(), xl::debug::graph_hash({y, z, w}));
 }
 
+TEST(IrText, NamedValuesParseToTheGraphOfTheirNumbers) {
+  const auto named = parse_graph(
+      "%x = parameter(index=0) : f32[4]\n"
+      "%scale = parameter(index=1) : f32[4]\n"
+      "%2 = mul(%x, %scale) : f32[4]\n"
+      "%y.exp = exp(%2) : f32[4]\n"
+      "return %y.exp, %x\n");
+  const std::string numbered =
+      "%0 = parameter(index=0) : f32[4]\n"
+      "%1 = parameter(index=1) : f32[4]\n"
+      "%2 = mul(%0, %1) : f32[4]\n"
+      "%3 = exp(%2) : f32[4]\n"
+      "return %3, %0\n";
+  EXPECT_EQ(to_text(named), numbered);
+  EXPECT_EQ(named.hash(), parse_graph(numbered).hash());
+  // A number still names the instruction at that position, and only it.
+  EXPECT_THROW(parse_graph("%x = parameter(index=0) : f32[4]\n%2 = exp(%x) : f32[4]\nreturn %2\n"), xl::Error);
+}
+
 TEST(IrText, ParsesCommentsAndSpecialFloats) {
   auto g = parse_graph(
       "# a comment\n"

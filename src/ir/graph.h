@@ -51,6 +51,8 @@ uint64_t hash_graph_end(uint64_t h, std::span<const int32_t> outputs);
 //   return %1
 std::string to_text(const Graph& graph);
 // Parses the text form; throws xlite::Error with the line number on malformed input. The result is verified.
+// Besides %N (which must number instructions in order), a value may be named: `%x = parameter(...)`, then
+// `%x` as an operand or output. '#' starts a comment to the end of the line.
 Graph parse_graph(std::string_view text);
 // Checks wiring, arity, attributes and every instruction's type against its shape rule.
 void verify(const Graph& graph);

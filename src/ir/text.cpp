@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "ir/graph.h"
 #include "xlite/error.h"
@@ -78,6 +79,8 @@ std::string format_attr(AttrKey key, const AttrValue& value) {
 }
 
 // A cursor over one line of text.
+using ValueNames = std::unordered_map<std::string, int32_t>;
+
 class Cursor {
  public:
   Cursor(std::string_view text, int line) : text_(text), line_(line) {}
@@ -92,6 +95,10 @@ class Cursor {
   bool at_end() {
     skip_space();
     return pos_ >= text_.size();
+  }
+  bool peek(char c) {
+    skip_space();
+    return pos_ < text_.size() && text_[pos_] == c;
   }
   bool try_eat(char c) {
     skip_space();
@@ -139,11 +146,34 @@ class Cursor {
     eat(']');
     return list;
   }
-  int32_t value_ref(size_t defined) {
+  // %N names instruction N; %name (a word that does not start with a digit) names the instruction that
+  // defined it, so hand-written text can say %x and %weights.
+  int32_t value_ref(size_t defined, const ValueNames& names) {
     eat('%');
-    int64_t v = integer();
+    const std::string_view w = word();
+    if (!std::isdigit(static_cast<unsigned char>(w[0]))) {
+      auto it = names.find(std::string(w));
+      if (it == names.end()) fail("%" + std::string(w) + " is not defined yet");
+      return it->second;
+    }
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (ec != std::errc() || end != w.data() + w.size()) fail("expected an integer or a name after '%'");
     if (v < 0 || static_cast<size_t>(v) >= defined) fail("%" + std::to_string(v) + " is not defined yet");
     return static_cast<int32_t>(v);
+  }
+  // The name an instruction defines: its number, or a new name.
+  void define_value(size_t index, ValueNames& names) {
+    eat('%');
+    const std::string_view w = word();
+    if (std::isdigit(static_cast<unsigned char>(w[0]))) {
+      int64_t v = -1;
+      auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+      if (ec != std::errc() || end != w.data() + w.size() || v != static_cast<int64_t>(index))
+        fail("instructions must be numbered in order");
+      return;
+    }
+    if (!names.emplace(std::string(w), static_cast<int32_t>(index)).second) fail("%" + std::string(w) + " is defined twice");
   }
 
  private:
@@ -175,20 +205,16 @@ AttrValue parse_attr_value(Cursor& c, AttrKind kind) {
   c.fail("bad attribute");
 }
 
-void parse_instr(Cursor& c, Graph& graph) {
-  c.eat('%');
-  if (c.integer() != static_cast<int64_t>(graph.instrs.size())) c.fail("instructions must be numbered in order");
+void parse_instr(Cursor& c, Graph& graph, ValueNames& names) {
+  c.define_value(graph.instrs.size(), names);
   c.eat('=');
   Instr instr;
   if (!op_from_name(c.word(), &instr.op)) c.fail("unknown op");
   c.eat('(');
   if (!c.try_eat(')')) {
     do {
-      if (c.try_eat('%')) {
-        // A value reference; step back by reading the number directly.
-        int64_t v = c.integer();
-        if (v < 0 || static_cast<size_t>(v) >= graph.instrs.size()) c.fail("operand not defined yet");
-        instr.operands.push_back(static_cast<int32_t>(v));
+      if (c.peek('%')) {
+        instr.operands.push_back(c.value_ref(graph.instrs.size(), names));
       } else {
         AttrKey key;
         if (!attr_from_name(c.word(), &key)) c.fail("unknown attribute");
@@ -234,6 +260,7 @@ std::string to_text(const Graph& graph) {
 
 Graph parse_graph(std::string_view text) {
   Graph graph;
+  ValueNames names;
   bool returned = false;
   int line_number = 0;
   size_t pos = 0;
@@ -250,14 +277,14 @@ Graph parse_graph(std::string_view text) {
     if (line.find("return") != std::string_view::npos && line.find('=') == std::string_view::npos) {
       if (c.word() != "return") c.fail("expected return");
       if (!c.at_end()) {
-        do graph.outputs.push_back(c.value_ref(graph.instrs.size()));
+        do graph.outputs.push_back(c.value_ref(graph.instrs.size(), names));
         while (c.try_eat(','));
       }
       if (!c.at_end()) c.fail("unexpected text after return");
       returned = true;
       continue;
     }
-    parse_instr(c, graph);
+    parse_instr(c, graph, names);
     if (!c.at_end()) c.fail("unexpected text after instruction");
   }
   if (!returned) throw Error("[parse_graph] missing 'return' line");
