@@ -1,53 +1,84 @@
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include "backends/cpu/backend.h"
-#include "backends/reference/backend.h"
+#include "compiler/backend_registry.h"
 #include "compiler/cache.h"
+#include "compiler/pipeline.h"
 #include "core/environment.h"
 #include "xlite/error.h"
 
 namespace xlite::compiler {
 namespace {
-using BackendFactory = std::unique_ptr<runtime::Backend> (*)();
 
-const std::map<std::string, BackendFactory>& factories() {
-  static const std::map<std::string, BackendFactory> all = {
-      {"cpu", &backends::cpu::make_backend},
-      {"reference", &backends::reference::make_backend},
-  };
-  return all;
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, BackendFactory> factories;
+  std::map<std::string, std::unique_ptr<runtime::Backend>> made;
+};
+
+Registry& storage() {
+  static Registry* r = new Registry;  // never destroyed: executables may outlive static destruction
+  return *r;
+}
+
+// The registry, with the built-in backends in it. register_builtin_backends fills storage() directly, so
+// that registering does not wait on this call_once.
+Registry& registry() {
+  static std::once_flag builtins;
+  std::call_once(builtins, register_builtin_backends);
+  return storage();
 }
 
 runtime::Backend& backend_named(const std::string& name) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<runtime::Backend>> made;
-  std::lock_guard lock(mutex);
-  auto it = made.find(name);
-  if (it != made.end()) return *it->second;
-  auto factory = factories().find(name);
-  if (factory == factories().end()) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.made.find(name);
+  if (it != r.made.end()) return *it->second;
+  auto factory = r.factories.find(name);
+  if (factory == r.factories.end()) {
     std::string known;
-    for (const auto& [n, f] : factories()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& [n, f] : r.factories) known += (known.empty() ? "" : ", ") + n;
     throw Error("[compile] unknown backend '" + name + "' (known: " + known + ")");
   }
-  return *made.emplace(name, factory->second()).first->second;
+  return *r.made.emplace(name, factory->second()).first->second;
 }
 
 const std::string& selected_name() {
   static const std::string name = env::settings().backend;
   return name;
 }
+
+class TargetBackend final : public runtime::Backend {
+ public:
+  explicit TargetBackend(std::unique_ptr<Target> target) : target_(std::move(target)) {}
+  std::string name() const override { return target_->name(); }
+  std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override { return compile_for_target(graph, *target_); }
+
+ private:
+  std::unique_ptr<Target> target_;
+};
+
 }  // namespace
+
+void register_backend(const std::string& name, BackendFactory factory) {
+  Registry& r = storage();
+  std::lock_guard lock(r.mutex);
+  if (!r.factories.emplace(name, std::move(factory)).second) throw Error("[compile] a backend named '" + name + "' is registered already");
+}
+
+std::unique_ptr<runtime::Backend> backend_for_target(std::unique_ptr<Target> target) {
+  return std::make_unique<TargetBackend>(std::move(target));
+}
 
 std::string backend_name() { return backend_named(selected_name()).name(); }
 
 std::vector<std::string> backend_names() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
   std::vector<std::string> names;
-  for (const auto& [name, factory] : factories()) names.push_back(name);
+  for (const auto& [name, factory] : r.factories) names.push_back(name);
   return names;
 }
 

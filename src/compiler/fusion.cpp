@@ -24,12 +24,12 @@ constexpr int kMaxFusedDepth = 200;
 
 std::string name(const ir::Graph& g, int32_t i) { return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op)); }
 
-RegionKind kind_of(const Instr& instr) {
+RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
   switch (ir::op_info(instr.op).cls) {
     case OpClass::Reduce:
     case OpClass::ArgReduce: return RegionKind::Reduce;
-    case OpClass::Dot: return instr.dtype == DType::f32 ? RegionKind::Matmul : RegionKind::Fallback;
-    case OpClass::Conv: return instr.dtype == DType::f32 ? RegionKind::Conv : RegionKind::Fallback;
+    case OpClass::Dot: return policy.library_takes(instr.dtype) ? RegionKind::Matmul : RegionKind::Fallback;
+    case OpClass::Conv: return policy.library_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd: return RegionKind::Fallback;
     case OpClass::Leaf: case OpClass::Random: case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat:
     case OpClass::Predicate: case OpClass::Binary: case OpClass::Compare: case OpClass::Logical: case OpClass::Select:
@@ -117,7 +117,7 @@ bool elementwise(const ir::Graph& graph, const Instr& instr) {
   return true;
 }
 
-FusionPlan plan_fusion(const ir::Graph& graph) {
+FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy) {
   FusionPlan plan;
   const size_t n = graph.instrs.size();
   std::vector<bool> materialized(n, false);
@@ -132,7 +132,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
   for (size_t i = 0; i < n; ++i) {
     const Instr& instr = graph.instrs[i];
     if (instr.op == OpId::parameter) materialize(i, "parameter");
-    RegionKind kind = kind_of(instr);
+    RegionKind kind = kind_of(instr, policy);
     // Reductions are decided below: a row reduction may be computed inside the loop that reads it.
     if (kind != RegionKind::Loop && kind != RegionKind::Reduce && instr.op != OpId::parameter)
       materialize_root(static_cast<int32_t>(i));
@@ -163,7 +163,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     for (int32_t c : consumers[i]) regions.insert(regions.end(), regions_of[c].begin(), regions_of[c].end());
     std::sort(regions.begin(), regions.end());
     regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
-    if (kind_of(graph.instrs[i]) == RegionKind::Reduce) {
+    if (kind_of(graph.instrs[i], policy) == RegionKind::Reduce) {
       if (regions.size() == 1 && rows.fits(i, regions[0])) {
         rows.set(i, true);
         regions_of[i] = std::move(regions);
@@ -184,7 +184,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
         const int32_t v = stack.back();
         stack.pop_back();
         ++count;
-        if (kind_of(graph.instrs[v]) == RegionKind::Reduce) continue;
+        if (kind_of(graph.instrs[v], policy) == RegionKind::Reduce) continue;
         for (int32_t o : graph.instrs[v].operands) {
           const OpId operand_op = graph.instrs[o].op;
           if (materialized[o] || operand_op == OpId::constant || operand_op == OpId::iota) continue;
@@ -200,7 +200,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
     // as long as at most one other region needs it.
     size_t elementwise_regions = 0;
     for (int32_t r : regions)
-      if (kind_of(graph.instrs[r]) != RegionKind::Reduce) ++elementwise_regions;
+      if (kind_of(graph.instrs[r], policy) != RegionKind::Reduce) ++elementwise_regions;
     const bool expensive = ir::op_info(op).has(ir::kExpensive);
     if (regions.size() > 1 && expensive && elementwise_regions <= 1 && regions.size() <= kMaxDuplication) {
       plan.decisions.push_back("recompute " + name(graph, i) + " in " + std::to_string(regions.size()) +
@@ -270,16 +270,16 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
   std::vector<bool> gemm_view(n, false);
   auto read_only_by_gemms = [&](int32_t v) {
     for (int32_t c : consumers[v]) {
-      if (kind_of(graph.instrs[c]) == RegionKind::Matmul) continue;
+      if (kind_of(graph.instrs[c], policy) == RegionKind::Matmul) continue;
       if (!ir::is_matrix_transpose(graph.instrs[c]) || materialized[c]) return false;
       for (int32_t cc : consumers[c])
-        if (kind_of(graph.instrs[cc]) != RegionKind::Matmul) return false;
+        if (kind_of(graph.instrs[cc], policy) != RegionKind::Matmul) return false;
     }
     return true;
   };
   std::vector<bool> in_place(n, false);  // values no longer copied out: their GEMMs read them through strides
   for (size_t i = 0; i < n; ++i) {
-    if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
+    if (kind_of(graph.instrs[i], policy) != RegionKind::Matmul) continue;
     for (int32_t o : graph.instrs[i].operands) {
       // The value materialized for this operand: itself, or the source of a transpose read by a flag.
       const int32_t copied = materialized[o] ? o : ir::is_matrix_transpose(graph.instrs[o]) ? graph.instrs[o].operands[0] : -1;
@@ -299,7 +299,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < n && !changed; ++i) {
-      if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
+      if (kind_of(graph.instrs[i], policy) != RegionKind::Matmul) continue;
       for (int32_t o : graph.instrs[i].operands) {
         if (operand_view(o)) continue;
         for (int32_t v = o;; v = graph.instrs[v].operands[0]) {
@@ -316,7 +316,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
   }
   std::vector<std::vector<std::optional<StridedView>>> operand_views(n);  // per GEMM, as its region reads them
   for (size_t i = 0; i < n; ++i) {
-    if (kind_of(graph.instrs[i]) != RegionKind::Matmul) continue;
+    if (kind_of(graph.instrs[i], policy) != RegionKind::Matmul) continue;
     for (int32_t o : graph.instrs[i].operands) {
       auto view = operand_view(o);
       operand_views[i].push_back(view);
@@ -335,7 +335,7 @@ FusionPlan plan_fusion(const ir::Graph& graph) {
 
   for (size_t i = 0; i < n; ++i) {
     if (!materialized[i] || graph.instrs[i].op == OpId::parameter) continue;
-    Region region{kind_of(graph.instrs[i]), static_cast<int32_t>(i), {}, {}, {}, std::move(operand_views[i])};
+    Region region{kind_of(graph.instrs[i], policy), static_cast<int32_t>(i), {}, {}, {}, std::move(operand_views[i])};
     // Members: everything reachable from the root without crossing a materialized value.
     std::vector<bool> in_region(n, false);
     std::vector<int32_t> stack = {region.root};

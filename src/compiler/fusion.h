@@ -35,7 +35,14 @@ struct FusionPlan {
   std::vector<std::string> decisions;  // one line per materialized value and per refusal to fuse
 };
 
-FusionPlan plan_fusion(const ir::Graph& graph);
+// What a target offers fusion: the dtypes its GEMM and convolution libraries take. A dot or conv of another
+// dtype becomes a Fallback region.
+struct FusionPolicy {
+  uint32_t library_dtypes = 1u << static_cast<int>(DType::f32);
+  bool library_takes(DType dtype) const { return (library_dtypes >> static_cast<int>(dtype)) & 1u; }
+};
+
+FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy = {});
 // Whether an instruction reads each operand at exactly the element it writes (elementwise ops whose
 // operands have its shape).
 bool elementwise(const ir::Graph& graph, const ir::Instr& instr);

@@ -83,17 +83,19 @@ class ReferenceExecutable final : public runtime::Executable {
 class ReferenceBackend final : public runtime::Backend {
  public:
   std::string name() const override { return "reference"; }
-  std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override {
-    for (const ir::Instr& instr : graph.instrs)
-      if (instr.op != ir::OpId::parameter && !kernels()[static_cast<int>(instr.op)])
-        throw InternalError("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
-    // Dead instructions are dropped first, as the cpu backend's passes drop them, so that a bad value in
-    // a value nothing needs (an index out of range, a remainder by zero) raises on neither backend.
-    return std::make_shared<ReferenceExecutable>(compiler::passes::dce(graph));
-  }
+  std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override { return reference::compile(graph); }
 };
 
 }  // namespace
+
+std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) {
+  for (const ir::Instr& instr : graph.instrs)
+    if (instr.op != ir::OpId::parameter && !kernels()[static_cast<int>(instr.op)])
+      throw InternalError("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
+  // Dead instructions are dropped first, as the cpu target's passes drop them, so that a bad value in
+  // a value nothing needs (an index out of range, a remainder by zero) raises on neither backend.
+  return std::make_shared<ReferenceExecutable>(compiler::passes::dce(graph));
+}
 
 std::unique_ptr<runtime::Backend> make_backend() { return std::make_unique<ReferenceBackend>(); }
 

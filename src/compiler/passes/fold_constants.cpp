@@ -1,9 +1,9 @@
-// Constant folding evaluates with the reference backend, so folded values are exactly what the oracle
+// Constant folding evaluates with the reference evaluator, so folded values are exactly what the oracle
 // computes and no second set of op semantics exists here.
 #include <cmath>
 #include <optional>
 
-#include "compiler/cache.h"
+#include "backends/reference/backend.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 #include "core/elements.h"
@@ -29,7 +29,7 @@ std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
   g.instrs.push_back(folded);
   g.outputs = {static_cast<int32_t>(g.instrs.size() - 1)};
   try {
-    auto result = compile_with(g, "reference")->run({});
+    auto result = backends::reference::compile(g)->run({});
     double value = read_element_f64(result[0]->data(), instr.dtype, 0);
     if (!is_floating(instr.dtype) && std::fabs(value) > 9007199254740992.0) return std::nullopt;  // not exact in a double
     return value;

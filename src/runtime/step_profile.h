@@ -1,5 +1,5 @@
 #pragma once
-// XLITE_PROFILE=1: where the time of compiled programs goes. Every step of every CPU executable (a fused
+// XLITE_PROFILE=1: where the time of compiled programs goes. Every step of every compiled program (a fused
 // kernel, a GEMM, a convolution, a reference fallback) is timed, and at exit a table sums the time by
 // step label (kind, root op, shapes), largest first, on stderr. Off by default: then a step costs one
 // branch on a cached flag.
@@ -8,7 +8,7 @@
 
 #include "core/clock.h"
 
-namespace xlite::backends::cpu {
+namespace xlite::runtime {
 
 bool profiling();
 
@@ -24,4 +24,4 @@ class StepProfile {
   Entry* entry_ = nullptr;
 };
 
-}  // namespace xlite::backends::cpu
+}  // namespace xlite::runtime

@@ -1,4 +1,4 @@
-#include "backends/cpu/step_profile.h"
+#include "runtime/step_profile.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 
 #include "core/environment.h"
 
-namespace xlite::backends::cpu {
+namespace xlite::runtime {
 
 struct StepProfile::Entry {
   std::atomic<int64_t> calls{0}, nanoseconds{0};
@@ -68,4 +68,4 @@ void StepProfile::add(int64_t nanoseconds) {
   entry_->nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
 }
 
-}  // namespace xlite::backends::cpu
+}  // namespace xlite::runtime

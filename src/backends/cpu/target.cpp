@@ -1,0 +1,244 @@
+// The CPU target: fused loops and reductions compiled with LLVM ORC, f32 GEMM and convolution through
+// oneDNN, anything else through the reference evaluator. The compiler runs the pipeline
+// (compiler/pipeline.cpp); this file turns each region into a thunk.
+#include "backends/cpu/target.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+#include "backends/cpu/library.h"
+#include "backends/reference/backend.h"
+#include "compiler/memory_plan.h"
+#include "compiler/pipeline.h"
+#include "ir/op_attrs.h"
+#include "xlite/error.h"
+
+namespace xlite::backends::cpu {
+namespace {
+using compiler::LoweredRegion;
+using compiler::Region;
+using compiler::RegionKind;
+using runtime::StepFailure;
+using runtime::StepInputs;
+
+// Below this many elements read a loop runs on one thread: forking costs more than it saves.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+std::string kernel_error_message(const ir::Graph& body, const KernelStatus& status) {
+  const ir::Instr& instr = body.instrs[status.instr];
+  std::string message;
+  switch (status.failure()) {
+    case KernelFailure::negative_power:
+      message = "integers to negative integer powers are not allowed (exponent " + std::to_string(status.value) + ")";
+      break;
+    case KernelFailure::division_by_zero: message = "integer division by zero"; break;
+    case KernelFailure::index_out_of_range:
+      message = "index " + std::to_string(status.value) + " is out of range for dim " +
+                std::to_string(ir::DimAttrs::of(instr.attrs).dim) + " of size " + std::to_string(status.size);
+      break;
+    case KernelFailure::none: throw InternalError("[cpu] a kernel status without a failure has no message");
+  }
+  return ir::blame_message(instr.origin, instr.op, message);
+}
+
+// The graph instruction of each instruction of a region's body: the body holds the region's inputs and
+// members in the graph's order.
+std::vector<int32_t> graph_instrs_of_body(const Region& region) {
+  std::vector<int32_t> ids = region.inputs;
+  ids.insert(ids.end(), region.members.begin(), region.members.end());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// A fused loop or reduction: generated code run over the output's elements, split across cores when the
+// elements it reads are many.
+class KernelThunk final : public runtime::Thunk {
+ public:
+  KernelThunk(const ir::Graph& graph, const Region& region)
+      : kernel_(compile_kernel(region.body)),
+        body_(region.body),
+        graph_instrs_(graph_instrs_of_body(region)),
+        work_(numel(graph.instrs[region.root].shape)),
+        cost_(region.kind == RegionKind::Reduce ? numel(graph.instrs[graph.instrs[region.root].operands[0]].shape) : work_) {}
+
+  int64_t code_bytes() const { return kernel_.code_bytes; }
+
+  std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
+    // Inline room for the pointers of any region an eager op makes, so that it allocates nothing here.
+    std::array<void*, 8> inline_pointers;
+    std::vector<void*> heap_pointers;
+    void** pointers = inline_pointers.data();
+    if (inputs.size() + 1 > inline_pointers.size()) {
+      heap_pointers.resize(inputs.size() + 1);
+      pointers = heap_pointers.data();
+    }
+    for (size_t k = 0; k < inputs.size(); ++k) pointers[k] = inputs[k]->data();
+    pointers[inputs.size()] = (*out)->data();
+    const KernelStatus status = run_kernel(pointers);
+    if (!status.failed) return std::nullopt;
+    return StepFailure{graph_instrs_[status.instr], kernel_error_message(body_, status)};
+  }
+
+ private:
+  // Runs the kernel over its elements and returns the failure the program reports for it (KernelStatus).
+  KernelStatus run_kernel(void* const* buffers) const {
+    const int64_t n = work_;
+    if (n == 0) return {};
+    int chunks = cost_ < kParallelThreshold ? 1 : static_cast<int>(std::min<int64_t>(omp_get_max_threads(), n));
+    std::array<KernelStatus, 1> single;
+    std::vector<KernelStatus> many;
+    KernelStatus* status = single.data();
+    if (chunks == 1) {
+      kernel_.run(buffers, 0, n, &status[0].failed);
+    } else {
+      many.resize(chunks);
+      status = many.data();
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+      for (int c = 0; c < chunks; ++c) kernel_.run(buffers, n * c / chunks, n * (c + 1) / chunks, &status[c].failed);
+    }
+    KernelStatus first;
+    for (int c = 0; c < chunks; ++c)
+      if (status[c].failed && (!first.failed || status[c].instr < first.instr)) first = status[c];
+    return first;
+  }
+
+  CompiledKernel kernel_;
+  ir::Graph body_;
+  std::vector<int32_t> graph_instrs_;
+  int64_t work_;  // output elements
+  int64_t cost_;  // elements read: decides whether to use threads
+};
+
+// f32 GEMM through oneDNN; its operands are read in place, through strides, from the buffers the plan says
+// they are views of (the view's base is always the step's first or second input).
+class MatmulThunk final : public runtime::Thunk {
+ public:
+  MatmulThunk(const ir::Graph& graph, const Region& region) : bytes_(compiler::value_bytes(graph.instrs[region.root])) {
+    const ir::Instr& root = graph.instrs[region.root];
+    const Shape& a = graph.instrs[root.operands[0]].shape;
+    const Shape& b = graph.instrs[root.operands[1]].shape;
+    const auto& views = region.operand_views;
+    // With an empty dim there is nothing to multiply: zeros (or nothing), no library call.
+    if (numel(a) == 0 || numel(b) == 0 || numel(root.shape) == 0) return;
+    if (views.size() != 2 || !views[0] || !views[1])
+      throw InternalError("[cpu] a matmul operand of %" + std::to_string(region.root) + " is neither computed nor a view of a computed value");
+    view_a_ = *views[0];
+    view_b_ = *views[1];
+    input_a_ = input_position(region, view_a_.base);
+    input_b_ = input_position(region, view_b_.base);
+    matmul_ = std::make_shared<Matmul>(a, view_a_.strides, b, view_b_.strides);
+  }
+
+  std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
+    if (matmul_)
+      matmul_->run(inputs[input_a_]->as<float>() + view_a_.offset, inputs[input_b_]->as<float>() + view_b_.offset, (*out)->as<float>());
+    else if (bytes_ > 0)
+      std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));
+    return std::nullopt;
+  }
+
+ private:
+  static size_t input_position(const Region& region, int32_t value) {
+    auto it = std::find(region.inputs.begin(), region.inputs.end(), value);
+    if (it == region.inputs.end()) throw InternalError("[cpu] a matmul reads %" + std::to_string(value) + ", which is not its input");
+    return static_cast<size_t>(it - region.inputs.begin());
+  }
+
+  int64_t bytes_;
+  compiler::StridedView view_a_, view_b_;
+  size_t input_a_ = 0, input_b_ = 0;
+  std::shared_ptr<Matmul> matmul_;
+};
+
+class ConvThunk final : public runtime::Thunk {
+ public:
+  ConvThunk(const ir::Graph& graph, const Region& region) : bytes_(compiler::value_bytes(graph.instrs[region.root])) {
+    const ir::Instr& root = graph.instrs[region.root];
+    const Shape& input = graph.instrs[root.operands[0]].shape;
+    const Shape& weight = graph.instrs[root.operands[1]].shape;
+    input_ = input_position(region, root.operands[0]);
+    weight_ = input_position(region, root.operands[1]);
+    // With no input channels (or an empty batch) the sums are empty: zeros, no library call.
+    if (numel(root.shape) > 0 && numel(input) > 0 && numel(weight) > 0) conv_ = std::make_shared<Conv2d>(root, input, weight);
+  }
+
+  std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
+    if (conv_) conv_->run(inputs[input_]->as<float>(), inputs[weight_]->as<float>(), (*out)->as<float>());
+    else if (bytes_ > 0) std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));
+    return std::nullopt;
+  }
+
+ private:
+  static size_t input_position(const Region& region, int32_t value) {
+    return static_cast<size_t>(std::find(region.inputs.begin(), region.inputs.end(), value) - region.inputs.begin());
+  }
+
+  int64_t bytes_;
+  size_t input_ = 0, weight_ = 0;
+  std::shared_ptr<Conv2d> conv_;
+};
+
+// An op with no generated code (a scatter_add, a dot of integers): the reference evaluator runs the
+// region, and its result buffer becomes the step's.
+class FallbackThunk final : public runtime::Thunk {
+ public:
+  FallbackThunk(const ir::Graph& graph, const Region& region)
+      : evaluator_(reference::compile(region.body)), root_(region.root), bytes_(compiler::value_bytes(graph.instrs[region.root])) {}
+
+  std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
+    std::vector<BufferPtr> arguments;
+    arguments.reserve(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) arguments.push_back(inputs.shared(k));
+    try {
+      *out = evaluator_->run(arguments)[0];
+    } catch (const InternalError&) {
+      throw;
+    } catch (const Error& e) {
+      std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));  // read by later raising steps
+      return StepFailure{root_, e.what()};
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::shared_ptr<runtime::Executable> evaluator_;
+  int32_t root_;
+  int64_t bytes_;
+};
+
+class CpuTarget final : public compiler::Target {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  LoweredRegion lower(const ir::Graph& graph, const Region& region) override {
+    LoweredRegion lowered;
+    switch (region.kind) {
+      case RegionKind::Loop:
+      case RegionKind::Reduce: {
+        auto kernel = std::make_unique<KernelThunk>(graph, region);
+        lowered.code_bytes = kernel->code_bytes();
+        lowered.generated_kernel = true;
+        lowered.thunk = std::move(kernel);
+        break;
+      }
+      case RegionKind::Matmul: lowered.thunk = std::make_unique<MatmulThunk>(graph, region); break;
+      case RegionKind::Conv: lowered.thunk = std::make_unique<ConvThunk>(graph, region); break;
+      case RegionKind::Fallback:
+        lowered.thunk = std::make_unique<FallbackThunk>(graph, region);
+        lowered.replaces_output = true;
+        break;
+    }
+    return lowered;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<compiler::Target> make_target() { return std::make_unique<CpuTarget>(); }
+
+}  // namespace xlite::backends::cpu

@@ -1,0 +1,120 @@
+#include "compiler/pipeline.h"
+
+#include <algorithm>
+
+#include "compiler/memory_plan.h"
+#include "compiler/passes/passes.h"
+#include "ir/op_attrs.h"
+
+namespace xlite::compiler {
+namespace {
+
+// "loop tanh f32[4096,1024] (7 ops)", "matmul f32[256,784] x f32[1024,784]^T": what a profile row sums.
+std::string step_label(const ir::Graph& graph, const Region& region) {
+  const ir::Instr& root = graph.instrs[region.root];
+  auto value = [&](int32_t v) { return std::string(dtype_name(graph.instrs[v].dtype)) + shape_str(graph.instrs[v].shape); };
+  switch (region.kind) {
+    case RegionKind::Matmul: {
+      std::string text = "matmul";
+      for (int32_t o : root.operands) {
+        bool transposed = ir::is_matrix_transpose(graph.instrs[o]);
+        text += (o == root.operands[0] ? " " : " x ") + value(transposed ? graph.instrs[o].operands[0] : o) + (transposed ? "^T" : "");
+      }
+      return text;
+    }
+    case RegionKind::Conv: return "conv2d " + value(root.operands[0]) + " * " + value(root.operands[1]);
+    case RegionKind::Fallback: return "reference " + std::string(ir::op_name(root.op)) + " " + value(region.root);
+    case RegionKind::Loop:
+    case RegionKind::Reduce: break;
+  }
+  return std::string(region.kind == RegionKind::Loop ? "loop " : "reduce ") + std::string(ir::op_name(root.op)) + " " +
+         value(region.root) + " (" + std::to_string(region.members.size()) + " ops)";
+}
+
+// Per input: read only at the element the region writes, so the output may be written over it.
+std::vector<bool> overwritable_inputs(const Region& region) {
+  const ir::Graph& body = region.body;
+  std::vector<bool> safe(region.inputs.size(), region.kind == RegionKind::Loop);
+  if (region.kind != RegionKind::Loop) return safe;
+  // Any input reached through an op that reads other elements must not be overwritten.
+  std::vector<bool> elementwise_path(body.instrs.size(), false);
+  elementwise_path[body.outputs[0]] = true;
+  for (size_t i = body.instrs.size(); i-- > 0;) {
+    const ir::Instr& instr = body.instrs[i];
+    bool through = elementwise_path[i] && elementwise(body, instr);
+    for (int32_t o : instr.operands) {
+      if (!through && body.instrs[o].op == ir::OpId::parameter) safe[ir::ParameterAttrs::of(body.instrs[o].attrs).index] = false;
+      if (through) elementwise_path[o] = true;
+    }
+  }
+  // An input that is the root itself would be a copy; one read nowhere on a preserving path is fine.
+  return safe;
+}
+
+// Steps that can raise run as early as their inputs allow. A donated buffer is written only after the last
+// of them, and a training step's loss, which gathers its labels, is traced last: left there, it kept every
+// weight update out of its weight's buffer. Moving a step earlier keeps every input before it and every
+// reader after it.
+std::vector<Region> run_raising_steps_early(std::vector<Region> regions) {
+  std::vector<Region> order;
+  order.reserve(regions.size());
+  for (Region& region : regions) {
+    size_t slot = order.size();
+    if (may_raise(region)) {
+      slot = 0;
+      for (size_t k = order.size(); k-- > 0;) {
+        if (std::find(region.inputs.begin(), region.inputs.end(), order[k].root) == region.inputs.end()) continue;
+        slot = k + 1;
+        break;
+      }
+    }
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(slot), std::move(region));
+  }
+  return order;
+}
+
+}  // namespace
+
+bool may_raise(const Region& region) {
+  if (region.kind == RegionKind::Fallback) return true;
+  if (region.kind != RegionKind::Loop && region.kind != RegionKind::Reduce) return false;
+  return std::any_of(region.body.instrs.begin(), region.body.instrs.end(),
+                     [](const ir::Instr& instr) { return ir::may_raise(instr.op, instr.dtype); });
+}
+
+std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, Target& target) {
+  runtime::Program program;
+  program.graph = passes::optimize(input);
+  const ir::Graph& graph = program.graph;
+  FusionPlan plan = plan_fusion(graph, target.fusion_policy());
+  const std::string fusion = describe(plan);
+  std::vector<int32_t> writes;
+  std::vector<std::vector<int32_t>> reads;
+  int64_t code_bytes = 0, kernels = 0;
+  for (Region& region : run_raising_steps_early(std::move(plan.regions))) {
+    LoweredRegion lowered = target.lower(graph, region);
+    code_bytes += lowered.code_bytes;
+    kernels += lowered.generated_kernel ? 1 : 0;
+    runtime::ProgramStep step;
+    step.root = region.root;
+    step.inputs = region.inputs;
+    step.thunk = std::move(lowered.thunk);
+    step.output_bytes = value_bytes(graph.instrs[region.root]);
+    step.may_raise = may_raise(region);
+    step.replaces_output = lowered.replaces_output;
+    step.may_write_into_argument = region.kind == RegionKind::Loop;
+    step.overwritable = overwritable_inputs(region);
+    step.label = step_label(graph, region);
+    writes.push_back(region.root);
+    reads.push_back(region.inputs);
+    program.steps.push_back(std::move(step));
+  }
+  program.freed_after = last_uses(graph, reads);
+  program.stats = plan_memory(graph, writes, reads);
+  program.stats.code_bytes = code_bytes;
+  program.stats.kernels = kernels;
+  program.stats.fusion = fusion;
+  return runtime::make_executor(std::move(program));
+}
+
+}  // namespace xlite::compiler

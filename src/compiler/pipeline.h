@@ -1,0 +1,20 @@
+#pragma once
+// The compilation pipeline every code-generating target shares: graph passes to a fixed point, fusion
+// with the target's policy, a schedule (steps that can raise run as early as their inputs allow, so a
+// donated buffer is written only after them), the buffer plan, then the target lowers each region.
+#include <memory>
+
+#include "compiler/target.h"
+#include "ir/graph.h"
+#include "runtime/executable.h"
+
+namespace xlite::compiler {
+
+// The graph has been verified.
+std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& graph, Target& target);
+
+// Whether running a region can raise for a value in the data (a bad index, an integer division by zero or
+// negative power) or inside the reference fallback.
+bool may_raise(const Region& region);
+
+}  // namespace xlite::compiler

@@ -1,0 +1,160 @@
+// The one executor of compiled programs (runtime/program.h), whatever target lowered their steps.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <memory_resource>
+#include <unordered_map>
+
+#include "runtime/allocator.h"
+#include "runtime/program.h"
+#include "runtime/step_profile.h"
+#include "xlite/error.h"
+
+namespace xlite::runtime {
+namespace {
+
+int64_t bytes_of(const ir::Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
+
+// Of the failures a run noted, the one whose instruction comes first in the graph, as the reference backend
+// and eager mode would raise it. Steps are not in the graph's order (raising ones run early), so a run notes
+// each failure and goes on through the last step that may raise.
+class FirstFailure {
+ public:
+  void note(StepFailure failure) {
+    if (failure_ && failure_->graph_instr <= failure.graph_instr) return;
+    failure_ = std::move(failure);
+  }
+  bool failed() const { return failure_.has_value(); }
+  [[noreturn]] void raise() const { throw Error(failure_->message); }
+
+ private:
+  std::optional<StepFailure> failure_;
+};
+
+class Executor final : public Executable {
+ public:
+  explicit Executor(Program program) : program_(std::move(program)) {
+    const ir::Graph& graph = program_.graph;
+    const auto& steps = program_.steps;
+    parameter_instr_.assign(graph.num_parameters, -1);
+    argument_of_instr_.assign(graph.instrs.size(), -1);
+    for (size_t i = 0; i < graph.instrs.size(); ++i) {
+      if (graph.instrs[i].op != ir::OpId::parameter) continue;
+      const auto argument = static_cast<int32_t>(graph.instrs[i].attrs.get_int(ir::AttrKey::index));
+      parameter_instr_[argument] = static_cast<int32_t>(i);
+      argument_of_instr_[i] = argument;
+    }
+    output_is_last_use_.assign(graph.outputs.size(), true);
+    for (size_t i = 0; i < graph.outputs.size(); ++i)
+      for (size_t j = i + 1; j < graph.outputs.size(); ++j)
+        if (graph.outputs[j] == graph.outputs[i]) output_is_last_use_[i] = false;
+    last_read_.assign(graph.instrs.size(), -1);
+    for (size_t s = 0; s < steps.size(); ++s) {
+      for (int32_t v : steps[s].inputs) last_read_[v] = static_cast<int64_t>(s);
+      step_of_[steps[s].root] = static_cast<int64_t>(s);
+      if (steps[s].may_raise) last_raising_step_ = static_cast<int64_t>(s);
+    }
+    if (profiling())
+      for (const ProgramStep& step : steps) profiles_.push_back(std::make_unique<StepProfile>(step.label));
+  }
+
+  // The step that may write its output into a donated argument, or -1.
+  int64_t donation_target(const Donation& d) const {
+    const ir::Graph& graph = program_.graph;
+    const int32_t out = graph.outputs[d.output];
+    auto it = step_of_.find(out);
+    if (it == step_of_.end()) return -1;
+    const ProgramStep& step = program_.steps[it->second];
+    if (d.argument < 0 || d.argument >= static_cast<int32_t>(parameter_instr_.size())) return -1;
+    const int32_t param = parameter_instr_[d.argument];
+    if (!step.may_write_into_argument) return -1;
+    if (it->second <= last_raising_step_) return -1;
+    if (bytes_of(graph.instrs[param]) != bytes_of(graph.instrs[out])) return -1;
+    for (int32_t o : graph.outputs)
+      if (o == param) return -1;  // the argument is itself a result
+    if (last_read_[param] > it->second) return -1;  // read after the output is written
+    if (last_read_[param] == it->second) {
+      auto pos = std::find(step.inputs.begin(), step.inputs.end(), param) - step.inputs.begin();
+      if (!step.overwritable[pos]) return -1;
+    }
+    return it->second;
+  }
+
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations) override {
+    const ir::Graph& graph = program_.graph;
+    const auto& steps = program_.steps;
+    if (static_cast<int64_t>(args.size()) != graph.num_parameters)
+      throw InternalError("[run] expected " + std::to_string(graph.num_parameters) + " arguments, got " + std::to_string(args.size()));
+    std::unordered_map<int64_t, BufferPtr> donated;  // step -> buffer to write into
+    for (const Donation& d : donations)
+      if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
+    // The per-run tables of a small program live on the stack: an eager op's one-step program allocates
+    // nothing here.
+    std::array<std::byte, 2048> scratch;
+    std::pmr::monotonic_buffer_resource arena(scratch.data(), scratch.size());
+    // From the first write into a donated buffer on, nothing may fail: the later outputs are allocated
+    // before it, so running out of memory cannot leave a donor half overwritten.
+    int64_t first_donated = static_cast<int64_t>(steps.size());
+    for (const auto& [step, buffer] : donated) first_donated = std::min(first_donated, step);
+    std::pmr::vector<BufferPtr> preallocated(&arena);
+    if (first_donated < static_cast<int64_t>(steps.size())) preallocated.resize(steps.size());
+    for (size_t s = first_donated; s < steps.size(); ++s)
+      if (!donated.count(static_cast<int64_t>(s)) && !steps[s].replaces_output)
+        preallocated[s] = allocator(Device{}).allocate(static_cast<size_t>(steps[s].output_bytes));
+    // Each value by instruction: arguments are only viewed (the caller holds them, and a shared_ptr copy
+    // is an atomic operation an eager op would pay per argument); step results are owned here.
+    std::pmr::vector<Buffer*> values(graph.instrs.size(), nullptr, &arena);
+    std::pmr::vector<BufferPtr> owned(graph.instrs.size(), &arena);
+    for (size_t a = 0; a < parameter_instr_.size(); ++a) values[parameter_instr_[a]] = args[a].get();
+    auto shared = [&](int32_t v) -> BufferPtr {
+      if (owned[v] || argument_of_instr_[v] < 0) return owned[v];
+      return args[argument_of_instr_[v]];
+    };
+    FirstFailure failure;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (failure.failed() && static_cast<int64_t>(s) > last_raising_step_) failure.raise();
+      const ProgramStep& step = steps[s];
+      const int64_t started = profiles_.empty() ? 0 : now_ns();
+      auto given = donated.find(static_cast<int64_t>(s));
+      BufferPtr out = given != donated.end()                   ? given->second
+                      : !preallocated.empty() && preallocated[s] ? std::move(preallocated[s])
+                                                                 : allocator(Device{}).allocate(static_cast<size_t>(step.output_bytes));
+      const StepInputs inputs(step.inputs, values.data(), owned.data(), args, argument_of_instr_.data());
+      if (std::optional<StepFailure> failed = step.thunk->run(inputs, &out)) failure.note(std::move(*failed));
+      if (!profiles_.empty()) profiles_[s]->add(now_ns() - started);
+      values[step.root] = out.get();
+      owned[step.root] = std::move(out);
+      for (int32_t v : program_.freed_after[s]) {
+        owned[v].reset();
+        values[v] = nullptr;
+      }
+    }
+    if (failure.failed()) failure.raise();
+    std::vector<BufferPtr> outputs;
+    outputs.reserve(graph.outputs.size());
+    for (size_t i = 0; i < graph.outputs.size(); ++i) {
+      const int32_t o = graph.outputs[i];
+      outputs.push_back(output_is_last_use_[i] && owned[o] ? std::move(owned[o]) : shared(o));
+    }
+    return outputs;
+  }
+
+  debug::MemoryStats memory_stats() const override { return program_.stats; }
+
+ private:
+  Program program_;
+  std::vector<int32_t> parameter_instr_;           // per argument: the instruction that reads it
+  std::vector<int32_t> argument_of_instr_;         // per instruction: its argument, or -1
+  std::vector<bool> output_is_last_use_;           // per output: no later output is the same value
+  std::vector<int64_t> last_read_;                 // per instruction: the last step that reads it
+  std::unordered_map<int32_t, int64_t> step_of_;  // root instruction -> step
+  int64_t last_raising_step_ = -1;
+  std::vector<std::unique_ptr<StepProfile>> profiles_;  // per step, under XLITE_PROFILE
+};
+
+}  // namespace
+
+std::shared_ptr<Executable> make_executor(Program program) { return std::make_shared<Executor>(std::move(program)); }
+
+}  // namespace xlite::runtime
