@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string>
 
+#include "core/check.h"
 #include "xlite/error.h"
 
 namespace xlite::ir {
@@ -60,7 +61,7 @@ bool may_raise(OpId op, DType dtype) {
     using View = View_;                                                                                     \
     switch (op) {                                                                                           \
       OPS(XLITE_VIEW_CASE)                                                                                  \
-      default: throw InternalError(std::string(#function) + " of " + std::string(op_name(op)) + ", an op of another class"); \
+      default: XLITE_FAIL(std::string(#function) + " of " + std::string(op_name(op)) + ", an op of another class"); \
     }                                                                                                       \
   }
 XLITE_DEFINE_VIEW(LeafOp, leaf_op, XLITE_LEAF_OPS)

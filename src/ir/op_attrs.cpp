@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/check.h"
 #include "ir/op.h"
 #include "xlite/error.h"
 
@@ -73,7 +74,7 @@ std::span<const AttrKey> attr_schema(OpId op) {
 #undef XLITE_SCHEMA_CASE
     case OpId::count_: break;
   }
-  throw InternalError("[ir] attr_schema of an op id out of range");
+  XLITE_FAIL("[ir] attr_schema of an op id out of range");
 }
 
 void check_attr_schema(OpId op, const Attrs& attrs) {

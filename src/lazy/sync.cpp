@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "compiler/cache.h"
+#include "core/check.h"
 #include "core/clock.h"
 #include "core/environment.h"
 #include "core/live_tensors.h"
@@ -128,7 +129,7 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
     throw;
   } catch (const Error& e) {
     // The graph was traced by xlite, so a graph the verifier refuses is xlite's bug, not the caller's.
-    if (std::string_view(e.what()).starts_with("[verify]")) throw InternalError(std::string("a traced graph ") + e.what());
+    if (std::string_view(e.what()).starts_with("[verify]")) XLITE_FAIL(std::string("a traced graph ") + e.what());
     throw;
   }
   (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(elapsed_ns(start));

@@ -6,6 +6,7 @@
 #include <memory_resource>
 #include <unordered_map>
 
+#include "core/check.h"
 #include "runtime/allocator.h"
 #include "runtime/program.h"
 #include "runtime/step_profile.h"
@@ -84,8 +85,8 @@ class Executor final : public Executable {
   std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations) override {
     const ir::Graph& graph = program_.graph;
     const auto& steps = program_.steps;
-    if (static_cast<int64_t>(args.size()) != graph.num_parameters)
-      throw InternalError("[run] expected " + std::to_string(graph.num_parameters) + " arguments, got " + std::to_string(args.size()));
+    XLITE_CHECK(static_cast<int64_t>(args.size()) == graph.num_parameters,
+                "[run] expected " + std::to_string(graph.num_parameters) + " arguments, got " + std::to_string(args.size()));
     std::unordered_map<int64_t, BufferPtr> donated;  // step -> buffer to write into
     for (const Donation& d : donations)
       if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];

@@ -16,6 +16,7 @@
 #include "backends/cpu/emitter.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/math.h"
+#include "core/check.h"
 #include "xlite/error.h"
 
 extern "C" int64_t xlite_cpu_ipow(int64_t base, int64_t exponent) {
@@ -243,7 +244,7 @@ class Emitter {
           return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
         }
       }
-      throw InternalError("[cpu] no code for unary " + std::string(ir::op_name(op)));
+      XLITE_FAIL("[cpu] no code for unary " + std::string(ir::op_name(op)));
     }
     switch (ir::unary_float_op(op)) {
       case UnaryFloatOp::exp: return exp_of(d, x);
@@ -273,7 +274,7 @@ class Emitter {
       case UnaryFloatOp::round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
       case UnaryFloatOp::reciprocal: return b_.CreateFDiv(fconst(d, 1), x);
     }
-    throw InternalError("[cpu] no code for unary " + std::string(ir::op_name(op)));
+    XLITE_FAIL("[cpu] no code for unary " + std::string(ir::op_name(op)));
   }
 
   llvm::Value* predicate(OpId op, DType d, llvm::Value* x) {
@@ -284,7 +285,7 @@ class Emitter {
       case PredicateOp::isinf:
         return fp ? b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fconst(d, INFINITY)) : b_.getFalse();
     }
-    throw InternalError("[cpu] no code for predicate " + std::string(ir::op_name(op)));
+    XLITE_FAIL("[cpu] no code for predicate " + std::string(ir::op_name(op)));
   }
 
   // Notes a failure unless the status already holds one of this or an earlier instruction (KernelStatus).
@@ -363,7 +364,7 @@ class Emitter {
         }
       }
     }
-    throw InternalError("[cpu] no code for binary " + std::string(ir::op_name(op)));
+    XLITE_FAIL("[cpu] no code for binary " + std::string(ir::op_name(op)));
   }
 
   llvm::Value* compare(OpId op, DType d, llvm::Value* a, llvm::Value* c) {
@@ -387,7 +388,7 @@ class Emitter {
         case CompareOp::ge: return u ? b_.CreateICmpUGE(a, c) : b_.CreateICmpSGE(a, c);
       }
     }
-    throw InternalError("[cpu] no code for compare " + std::string(ir::op_name(op)));
+    XLITE_FAIL("[cpu] no code for compare " + std::string(ir::op_name(op)));
   }
 
   llvm::Value* convert(llvm::Value* v, DType from, DType to) {
@@ -615,11 +616,11 @@ class Emitter {
       case OpClass::Reduce:
         // A row reduction, computed before the row's elements (emit_elementwise_loop).
         if (auto it = row_values_.find(id); it != row_values_.end()) return it->second;
-        throw InternalError("[cpu] " + std::string(ir::op_name(instr.op)) + " is fused into a loop that does not run by its rows");
+        XLITE_FAIL("[cpu] " + std::string(ir::op_name(instr.op)) + " is fused into a loop that does not run by its rows");
       case OpClass::ArgReduce: case OpClass::ScatterAdd: case OpClass::Dot: case OpClass::Conv:
         break;  // regions of their own (fusion.cpp)
     }
-    throw InternalError("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
+    XLITE_FAIL("[cpu] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
   }
 
   // ---- loops -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "backends/cpu/kernel.h"
+#include "core/check.h"
 #include "core/environment.h"
 #include "xlite/error.h"
 
@@ -57,7 +58,7 @@ namespace {
   std::string message;
   llvm::raw_string_ostream os(message);
   os << error;
-  throw InternalError("[jit] " + what + ": " + os.str());
+  XLITE_FAIL("[jit] " + what + ": " + os.str());
 }
 
 template <class T>
@@ -110,7 +111,7 @@ JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLV
   module->setTargetTriple(state_->triple);
   std::string broken;
   llvm::raw_string_ostream errors(broken);
-  if (llvm::verifyModule(*module, &errors)) throw InternalError("[jit] generated invalid IR: " + errors.str());
+  if (llvm::verifyModule(*module, &errors)) XLITE_FAIL("[jit] generated invalid IR: " + errors.str());
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;

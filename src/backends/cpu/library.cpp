@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/check.h"
 #include "core/clock.h"
 #include "ir/sizes.h"
 #include "xlite/error.h"
@@ -19,7 +20,7 @@ void check(dnnl_status_t status, const char* op, const char* what) {
   if (status == dnnl_success) return;
   if (status == dnnl_out_of_memory) throw Error(std::string("[") + op + "] out of memory in oneDNN's " + what);
   // Any other status means xlite handed oneDNN something it should not have.
-  throw InternalError(std::string("[") + op + "] oneDNN " + what + " failed with status " + std::to_string(static_cast<int>(status)));
+  XLITE_FAIL(std::string("[") + op + "] oneDNN " + what + " failed with status " + std::to_string(static_cast<int>(status)));
 }
 
 // One CPU engine and stream for the process; oneDNN runs its own OpenMP threads inside.

@@ -15,6 +15,7 @@
 #include "backends/reference/backend.h"
 #include "compiler/memory_plan.h"
 #include "compiler/pipeline.h"
+#include "core/check.h"
 #include "ir/op_attrs.h"
 #include "xlite/error.h"
 
@@ -41,7 +42,7 @@ std::string kernel_error_message(const ir::Graph& body, const KernelStatus& stat
       message = "index " + std::to_string(status.value) + " is out of range for dim " +
                 std::to_string(ir::DimAttrs::of(instr.attrs).dim) + " of size " + std::to_string(status.size);
       break;
-    case KernelFailure::none: throw InternalError("[cpu] a kernel status without a failure has no message");
+    case KernelFailure::none: XLITE_FAIL("[cpu] a kernel status without a failure has no message");
   }
   return ir::blame_message(instr.origin, instr.op, message);
 }
@@ -125,8 +126,8 @@ class MatmulThunk final : public runtime::Thunk {
     const auto& views = region.operand_views;
     // With an empty dim there is nothing to multiply: zeros (or nothing), no library call.
     if (numel(a) == 0 || numel(b) == 0 || numel(root.shape) == 0) return;
-    if (views.size() != 2 || !views[0] || !views[1])
-      throw InternalError("[cpu] a matmul operand of %" + std::to_string(region.root) + " is neither computed nor a view of a computed value");
+    XLITE_CHECK(views.size() == 2 && views[0] && views[1],
+                "[cpu] a matmul operand of %" + std::to_string(region.root) + " is neither computed nor a view of a computed value");
     view_a_ = *views[0];
     view_b_ = *views[1];
     input_a_ = input_position(region, view_a_.base);
@@ -145,7 +146,7 @@ class MatmulThunk final : public runtime::Thunk {
  private:
   static size_t input_position(const Region& region, int32_t value) {
     auto it = std::find(region.inputs.begin(), region.inputs.end(), value);
-    if (it == region.inputs.end()) throw InternalError("[cpu] a matmul reads %" + std::to_string(value) + ", which is not its input");
+    XLITE_CHECK(it != region.inputs.end(), "[cpu] a matmul reads %" + std::to_string(value) + ", which is not its input");
     return static_cast<size_t>(it - region.inputs.begin());
   }
 

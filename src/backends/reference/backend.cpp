@@ -4,6 +4,7 @@
 #include "backends/reference/kernels.h"
 #include "compiler/memory_plan.h"
 #include "compiler/passes/passes.h"
+#include "core/check.h"
 
 namespace xlite::backends::reference {
 
@@ -34,9 +35,8 @@ class ReferenceExecutable final : public runtime::Executable {
 
   // The oracle never reuses argument buffers: it is the plain semantics that donation must match.
   std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const runtime::Donation>) override {
-    if (static_cast<int64_t>(args.size()) != graph_.num_parameters)
-      throw InternalError("[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " +
-                  std::to_string(args.size()));
+    XLITE_CHECK(static_cast<int64_t>(args.size()) == graph_.num_parameters,
+                "[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
     const KernelTable& table = kernels();
     std::vector<Value> values(graph_.instrs.size());
     std::vector<const Value*> operands;
@@ -46,8 +46,8 @@ class ReferenceExecutable final : public runtime::Executable {
         const BufferPtr& arg = args[instr.attrs.get_int(ir::AttrKey::index)];
         int64_t n = numel(instr.shape);
         if (arg->bytes() < static_cast<size_t>(n * dtype_size(instr.dtype)))
-          throw InternalError("[run] argument " + std::to_string(instr.attrs.get_int(ir::AttrKey::index)) +
-                      " is smaller than its type " + shape_str(instr.shape));
+          XLITE_FAIL("[run] argument " + std::to_string(instr.attrs.get_int(ir::AttrKey::index)) + " is smaller than its type " +
+                     shape_str(instr.shape));
         values[i] = Value{arg, instr.shape, instr.dtype, n};
       } else {
         operands.clear();
@@ -91,7 +91,7 @@ class ReferenceBackend final : public runtime::Backend {
 std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) {
   for (const ir::Instr& instr : graph.instrs)
     if (instr.op != ir::OpId::parameter && !kernels()[static_cast<int>(instr.op)])
-      throw InternalError("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
+      XLITE_FAIL("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
   // Dead instructions are dropped first, as the cpu target's passes drop them, so that a bad value in
   // a value nothing needs (an index out of range, a remainder by zero) raises on neither backend.
   return std::make_shared<ReferenceExecutable>(compiler::passes::dce(graph));

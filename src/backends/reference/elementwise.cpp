@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/reference/kernels.h"
+#include "core/check.h"
 #include "core/philox.h"
 
 namespace xlite::backends::reference {
@@ -56,7 +57,7 @@ void convert(const ir::Instr&, std::span<const Value* const> in, Value& out) {
   }
 }
 
-[[noreturn]] void no_case(OpId op) { throw InternalError("[reference] no scalar semantics for " + std::string(ir::op_name(op))); }
+[[noreturn]] void no_case(OpId op) { XLITE_FAIL("[reference] no scalar semantics for " + std::string(ir::op_name(op))); }
 
 // Ops of class Unary apply to every dtype, UnaryFloat ones to floating dtypes only.
 double unary_float(OpId op, double x) {
