@@ -1,6 +1,7 @@
 #include "compiler/fusion.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "compiler/strided_view.h"
@@ -117,275 +118,364 @@ bool elementwise(const ir::Graph& graph, const Instr& instr) {
   return true;
 }
 
-FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy) {
-  FusionPlan plan;
-  const size_t n = graph.instrs.size();
-  std::vector<bool> materialized(n, false);
-  std::vector<std::string> why(n);
-  auto materialize = [&](int32_t i, std::string reason) {
-    if (!materialized[i]) why[i] = std::move(reason);
-    materialized[i] = true;
-  };
-  auto materialize_root = [&](int32_t i) { materialize(i, "region root (" + std::string(ir::op_name(graph.instrs[i].op)) + ")"); };
+namespace {
 
-  for (int32_t o : graph.outputs) materialize(o, "graph output");
-  for (size_t i = 0; i < n; ++i) {
-    const Instr& instr = graph.instrs[i];
-    if (instr.op == OpId::parameter) materialize(i, "parameter");
-    RegionKind kind = kind_of(instr, policy);
-    // Reductions are decided below: a row reduction may be computed inside the loop that reads it.
-    if (kind != RegionKind::Loop && kind != RegionKind::Reduce && instr.op != OpId::parameter)
-      materialize_root(static_cast<int32_t>(i));
-    if (kind == RegionKind::Matmul || kind == RegionKind::Conv || kind == RegionKind::Fallback) {
-      for (int32_t o : instr.operands) {
-        if (kind == RegionKind::Matmul && ir::is_matrix_transpose(graph.instrs[o])) {
-          materialize(graph.instrs[o].operands[0], "operand of " + name(graph, static_cast<int32_t>(i)) + ", read transposed by the GEMM");
-          continue;
-        }
-        materialize(o, "operand of " + name(graph, static_cast<int32_t>(i)) + ", which reads whole buffers");
-      }
+// A materialized value and why, as the planner decided it.
+struct Materialization {
+  MaterializeReason reason;
+  std::string detail;  // the reason as text: "operand of %3 dot, which reads whole buffers"
+};
+
+// plan_fusion's state and its phases, in the order they run.
+class FusionPlanner {
+ public:
+  FusionPlanner(const ir::Graph& graph, const FusionPolicy& policy)
+      : graph_(graph),
+        n_(graph.instrs.size()),
+        kinds_(n_),
+        materialized_(n_, false),
+        why_(n_),
+        consumers_(n_),
+        regions_of_(n_),
+        rows_(graph, consumers_, materialized_),
+        row_loop_(n_, -1),
+        gemm_view_(n_, false),
+        in_place_(n_, false),
+        operand_views_(n_) {
+    for (size_t i = 0; i < n_; ++i) {
+      kinds_[i] = kind_of(graph.instrs[i], policy);
+      for (int32_t o : graph.instrs[i].operands) consumers_[o].push_back(static_cast<int32_t>(i));
     }
   }
 
-  // Walk consumers before producers: a fused value joins every region its consumers belong to.
-  std::vector<std::vector<int32_t>> consumers(n);
-  for (size_t i = 0; i < n; ++i)
-    for (int32_t o : graph.instrs[i].operands) consumers[o].push_back(static_cast<int32_t>(i));
-  std::vector<std::vector<int32_t>> regions_of(n);
-  RowFusion rows(graph, consumers, materialized);
-  for (size_t k = n; k-- > 0;) {
-    const int32_t i = static_cast<int32_t>(k);
-    if (materialized[i]) {
-      regions_of[i] = {i};
-      continue;
-    }
-    std::vector<int32_t> regions;
-    for (int32_t c : consumers[i]) regions.insert(regions.end(), regions_of[c].begin(), regions_of[c].end());
-    std::sort(regions.begin(), regions.end());
-    regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
-    if (kind_of(graph.instrs[i], policy) == RegionKind::Reduce) {
-      if (regions.size() == 1 && rows.fits(i, regions[0])) {
-        rows.set(i, true);
-        regions_of[i] = std::move(regions);
-      } else {
-        materialize_root(i);
-        regions_of[i] = {i};
-      }
-      continue;
-    }
-    const OpId op = graph.instrs[i].op;
-    const bool leaf = op == OpId::constant || op == OpId::iota;
-    // The ops that would be computed again in each extra region, counted up to one past the limit. A
-    // reduction counts as one op: what it reads is computed once per row, not once per element.
-    auto chain_length = [&] {
-      std::vector<int32_t> stack = {i}, seen = {i};
-      size_t count = 0;
-      while (!stack.empty() && count <= kMaxDuplicatedChain) {
-        const int32_t v = stack.back();
-        stack.pop_back();
-        ++count;
-        if (kind_of(graph.instrs[v], policy) == RegionKind::Reduce) continue;
-        for (int32_t o : graph.instrs[v].operands) {
-          const OpId operand_op = graph.instrs[o].op;
-          if (materialized[o] || operand_op == OpId::constant || operand_op == OpId::iota) continue;
-          if (std::find(seen.begin(), seen.end(), o) != seen.end()) continue;
-          seen.push_back(o);
-          stack.push_back(o);
-        }
-      }
-      return count;
-    };
-    // Recomputing inside reductions costs arithmetic; writing the value and reading it back costs memory
-    // traffic, which is what bounds these loops. So an expensive value may be recomputed by reductions
-    // as long as at most one other region needs it.
-    size_t elementwise_regions = 0;
-    for (int32_t r : regions)
-      if (kind_of(graph.instrs[r], policy) != RegionKind::Reduce) ++elementwise_regions;
-    const bool expensive = ir::op_info(op).has(ir::kExpensive);
-    if (regions.size() > 1 && expensive && elementwise_regions <= 1 && regions.size() <= kMaxDuplication) {
-      plan.decisions.push_back("recompute " + name(graph, i) + " in " + std::to_string(regions.size()) +
-                               " regions, all but " + std::to_string(elementwise_regions) + " of them reductions");
-      regions_of[i] = std::move(regions);
-    } else if (regions.size() > 1 && expensive) {
-      materialize(i, std::string(ir::op_name(op)) + " is needed by " + std::to_string(regions.size()) +
-                         " regions; computed once instead of duplicated");
-      regions_of[i] = {i};
-    } else if (regions.size() > kMaxDuplication && !leaf) {
-      materialize(i, "needed by " + std::to_string(regions.size()) + " regions, more than " +
-                         std::to_string(kMaxDuplication) + " copies");
-      regions_of[i] = {i};
-    } else if (regions.size() > 1 && !leaf && chain_length() > kMaxDuplicatedChain) {
-      materialize(i, "needed by " + std::to_string(regions.size()) + " regions and computed from more than " +
-                         std::to_string(kMaxDuplicatedChain) + " ops; computed once instead of duplicated");
-      regions_of[i] = {i};
-    } else {
-      regions_of[i] = std::move(regions);
-    }
+  FusionPlan run() {
+    materialize_what_must_be_in_buffers();
+    assign_values_to_regions();
+    cut_deep_chains();
+    settle_row_fused_reductions();
+    read_gemm_operands_in_place();
+    build_regions();
+    return std::move(plan_);
   }
 
-  std::vector<int> depth(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    int deepest = 0;
-    for (int32_t o : graph.instrs[i].operands)
-      if (!materialized[o]) deepest = std::max(deepest, depth[o]);
-    if (!materialized[i] && deepest + 1 > kMaxFusedDepth)
-      materialize(static_cast<int32_t>(i), "fused chain deeper than " + std::to_string(kMaxFusedDepth) + " ops");
-    depth[i] = materialized[i] ? 0 : deepest + 1;
+ private:
+  void materialize(int32_t i, MaterializeReason reason, std::string detail) {
+    if (!materialized_[i]) why_[i] = Materialization{reason, std::move(detail)};
+    materialized_[i] = true;
+  }
+  void materialize_root(int32_t i) {
+    materialize(i, MaterializeReason::region_root, "region root (" + std::string(ir::op_name(graph_.instrs[i].op)) + ")");
+  }
+  void decide(FusionChoice choice, int32_t value, std::string text, std::optional<MaterializeReason> reason = std::nullopt) {
+    plan_.decisions.push_back({choice, value, reason, std::move(text)});
+  }
+  bool library_call(int32_t i) const {
+    return kinds_[i] == RegionKind::Matmul || kinds_[i] == RegionKind::Conv || kinds_[i] == RegionKind::Fallback;
   }
 
-  // Cutting deep chains may have split a row-fused reduction from its loop: such a reduction becomes
-  // a region of its own, until every one left reaches exactly one loop that fits it.
-  std::vector<int32_t> row_loop(n, -1);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t k = n; k-- > 0;) {
-      const int32_t i = static_cast<int32_t>(k);
-      if (!rows.fused(i)) continue;
-      std::vector<int32_t> roots;  // the materialized values its consumers lead to
-      std::vector<bool> seen(n, false);
-      std::vector<int32_t> stack = {i};
-      while (!stack.empty()) {
-        int32_t v = stack.back();
-        stack.pop_back();
-        for (int32_t c : consumers[v]) {
-          if (seen[c]) continue;
-          seen[c] = true;
-          if (materialized[c]) roots.push_back(c);
-          else stack.push_back(c);
-        }
-      }
-      rows.set(i, false);  // fits() must not take it as already checked
-      if (roots.size() == 1 && rows.fits(i, roots[0])) {
-        rows.set(i, true);
-        row_loop[i] = roots[0];
+  // Outputs, parameters and the results of library calls and fallbacks live in buffers, and so do the
+  // operands those read whole (a transpose a GEMM reads through a flag leaves its source in the buffer).
+  void materialize_what_must_be_in_buffers() {
+    for (int32_t o : graph_.outputs) materialize(o, MaterializeReason::graph_output, "graph output");
+    for (size_t k = 0; k < n_; ++k) {
+      const auto i = static_cast<int32_t>(k);
+      const Instr& instr = graph_.instrs[i];
+      if (instr.op == OpId::parameter) {
+        materialize(i, MaterializeReason::parameter, "parameter");
         continue;
       }
+      // Reductions are decided later: a row reduction may be computed inside the loop that reads it.
+      if (!library_call(i)) continue;
       materialize_root(i);
-      changed = true;
+      for (int32_t o : instr.operands) {
+        if (kinds_[i] == RegionKind::Matmul && ir::is_matrix_transpose(graph_.instrs[o])) {
+          materialize(graph_.instrs[o].operands[0], MaterializeReason::transposed_library_operand,
+                      "operand of " + name(graph_, i) + ", read transposed by the GEMM");
+          continue;
+        }
+        materialize(o, MaterializeReason::library_operand, "operand of " + name(graph_, i) + ", which reads whole buffers");
+      }
     }
   }
+
+  // The ops that would be computed again in each extra region, counted up to one past the limit. A
+  // reduction counts as one op: what it reads is computed once per row, not once per element.
+  size_t chain_length(int32_t i) const {
+    std::vector<int32_t> stack = {i}, seen = {i};
+    size_t count = 0;
+    while (!stack.empty() && count <= kMaxDuplicatedChain) {
+      const int32_t v = stack.back();
+      stack.pop_back();
+      ++count;
+      if (kinds_[v] == RegionKind::Reduce) continue;
+      for (int32_t o : graph_.instrs[v].operands) {
+        const OpId operand_op = graph_.instrs[o].op;
+        if (materialized_[o] || operand_op == OpId::constant || operand_op == OpId::iota) continue;
+        if (std::find(seen.begin(), seen.end(), o) != seen.end()) continue;
+        seen.push_back(o);
+        stack.push_back(o);
+      }
+    }
+    return count;
+  }
+
+  // Consumers before producers: a value not materialized joins every region its consumers belong to,
+  // unless duplicating it would cost more than a buffer (expensive, too many copies, a long chain).
+  void assign_values_to_regions() {
+    for (size_t k = n_; k-- > 0;) {
+      const auto i = static_cast<int32_t>(k);
+      if (materialized_[i]) {
+        regions_of_[i] = {i};
+        continue;
+      }
+      std::vector<int32_t> regions;
+      for (int32_t c : consumers_[i]) regions.insert(regions.end(), regions_of_[c].begin(), regions_of_[c].end());
+      std::sort(regions.begin(), regions.end());
+      regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+      if (kinds_[i] == RegionKind::Reduce) {
+        if (regions.size() == 1 && rows_.fits(i, regions[0])) {
+          rows_.set(i, true);
+          regions_of_[i] = std::move(regions);
+        } else {
+          materialize_root(i);
+          regions_of_[i] = {i};
+        }
+        continue;
+      }
+      const OpId op = graph_.instrs[i].op;
+      const bool leaf = op == OpId::constant || op == OpId::iota;
+      // Recomputing inside reductions costs arithmetic; writing the value and reading it back costs memory
+      // traffic, which is what bounds these loops. So an expensive value may be recomputed by reductions
+      // as long as at most one other region needs it.
+      size_t elementwise_regions = 0;
+      for (int32_t r : regions)
+        if (kinds_[r] != RegionKind::Reduce) ++elementwise_regions;
+      const bool expensive = ir::op_info(op).has(ir::kExpensive);
+      if (regions.size() > 1 && expensive && elementwise_regions <= 1 && regions.size() <= kMaxDuplication) {
+        decide(FusionChoice::recompute, i,
+               "recompute " + name(graph_, i) + " in " + std::to_string(regions.size()) + " regions, all but " +
+                   std::to_string(elementwise_regions) + " of them reductions");
+        regions_of_[i] = std::move(regions);
+      } else if (regions.size() > 1 && expensive) {
+        materialize(i, MaterializeReason::shared_expensive,
+                    std::string(ir::op_name(op)) + " is needed by " + std::to_string(regions.size()) +
+                        " regions; computed once instead of duplicated");
+        regions_of_[i] = {i};
+      } else if (regions.size() > kMaxDuplication && !leaf) {
+        materialize(i, MaterializeReason::too_many_copies,
+                    "needed by " + std::to_string(regions.size()) + " regions, more than " +
+                        std::to_string(kMaxDuplication) + " copies");
+        regions_of_[i] = {i};
+      } else if (regions.size() > 1 && !leaf && chain_length(i) > kMaxDuplicatedChain) {
+        materialize(i, MaterializeReason::long_chain,
+                    "needed by " + std::to_string(regions.size()) + " regions and computed from more than " +
+                        std::to_string(kMaxDuplicatedChain) + " ops; computed once instead of duplicated");
+        regions_of_[i] = {i};
+      } else {
+        regions_of_[i] = std::move(regions);
+      }
+    }
+  }
+
+  // Compile time grows with the depth of a fused chain, and code generation recurses along it.
+  void cut_deep_chains() {
+    std::vector<int> depth(n_, 0);
+    for (size_t i = 0; i < n_; ++i) {
+      int deepest = 0;
+      for (int32_t o : graph_.instrs[i].operands)
+        if (!materialized_[o]) deepest = std::max(deepest, depth[o]);
+      if (!materialized_[i] && deepest + 1 > kMaxFusedDepth)
+        materialize(static_cast<int32_t>(i), MaterializeReason::deep_chain,
+                    "fused chain deeper than " + std::to_string(kMaxFusedDepth) + " ops");
+      depth[i] = materialized_[i] ? 0 : deepest + 1;
+    }
+  }
+
+  // Cutting deep chains may have split a row-fused reduction from its loop: such a reduction becomes a
+  // region of its own, until every one left reaches exactly one loop that fits it.
+  void settle_row_fused_reductions() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t k = n_; k-- > 0;) {
+        const auto i = static_cast<int32_t>(k);
+        if (!rows_.fused(i)) continue;
+        std::vector<int32_t> roots;  // the materialized values its consumers lead to
+        std::vector<bool> seen(n_, false);
+        std::vector<int32_t> stack = {i};
+        while (!stack.empty()) {
+          int32_t v = stack.back();
+          stack.pop_back();
+          for (int32_t c : consumers_[v]) {
+            if (seen[c]) continue;
+            seen[c] = true;
+            if (materialized_[c]) roots.push_back(c);
+            else stack.push_back(c);
+          }
+        }
+        rows_.set(i, false);  // fits() must not take it as already checked
+        if (roots.size() == 1 && rows_.fits(i, roots[0])) {
+          rows_.set(i, true);
+          row_loop_[i] = roots[0];
+          continue;
+        }
+        materialize_root(i);
+        changed = true;
+      }
+    }
+  }
+
+  bool read_only_by_gemms(int32_t v) const {
+    for (int32_t c : consumers_[v]) {
+      if (kinds_[c] == RegionKind::Matmul) continue;
+      if (!ir::is_matrix_transpose(graph_.instrs[c]) || materialized_[c]) return false;
+      for (int32_t cc : consumers_[c])
+        if (kinds_[cc] != RegionKind::Matmul) return false;
+    }
+    return true;
+  }
+
+  std::optional<StridedView> operand_view(int32_t o) const {
+    auto view = strided_view(graph_, o, [&](int32_t v) { return materialized_[v]; });
+    return view && gemm_readable(graph_.instrs[o].shape, *view) ? view : std::nullopt;
+  }
+
   // A GEMM operand that is only a transpose, slice or reshape of a materialized value (the heads of an
   // attention split out of one qkv buffer) is read in place through strides instead of being copied
   // out first. Its ops join the GEMM's region as index arithmetic.
-  std::vector<bool> gemm_view(n, false);
-  auto read_only_by_gemms = [&](int32_t v) {
-    for (int32_t c : consumers[v]) {
-      if (kind_of(graph.instrs[c], policy) == RegionKind::Matmul) continue;
-      if (!ir::is_matrix_transpose(graph.instrs[c]) || materialized[c]) return false;
-      for (int32_t cc : consumers[c])
-        if (kind_of(graph.instrs[cc], policy) != RegionKind::Matmul) return false;
+  void read_gemm_operands_in_place() {
+    for (size_t i = 0; i < n_; ++i) {
+      if (kinds_[i] != RegionKind::Matmul) continue;
+      for (int32_t o : graph_.instrs[i].operands) {
+        // The value materialized for this operand: itself, or the source of a transpose read by a flag.
+        const int32_t copied = materialized_[o] ? o : ir::is_matrix_transpose(graph_.instrs[o]) ? graph_.instrs[o].operands[0] : -1;
+        if (copied < 0 || !materialized_[copied] || !why_[copied] || !read_only_by_gemms(copied)) continue;
+        const MaterializeReason reason = why_[copied]->reason;
+        if (reason != MaterializeReason::library_operand && reason != MaterializeReason::transposed_library_operand) continue;
+        auto view = strided_view(graph_, copied, [&](int32_t v) { return v != copied && materialized_[v]; });
+        if (view && gemm_readable(graph_.instrs[copied].shape, *view)) in_place_[copied] = true;
+      }
     }
-    return true;
-  };
-  std::vector<bool> in_place(n, false);  // values no longer copied out: their GEMMs read them through strides
-  for (size_t i = 0; i < n; ++i) {
-    if (kind_of(graph.instrs[i], policy) != RegionKind::Matmul) continue;
-    for (int32_t o : graph.instrs[i].operands) {
-      // The value materialized for this operand: itself, or the source of a transpose read by a flag.
-      const int32_t copied = materialized[o] ? o : ir::is_matrix_transpose(graph.instrs[o]) ? graph.instrs[o].operands[0] : -1;
-      if (copied < 0 || !materialized[copied] || why[copied].rfind("operand of ", 0) != 0 || !read_only_by_gemms(copied)) continue;
-      auto view = strided_view(graph, copied, [&](int32_t v) { return v != copied && materialized[v]; });
-      if (view && gemm_readable(graph.instrs[copied].shape, *view)) in_place[copied] = true;
-    }
-  }
-  for (size_t v = 0; v < n; ++v)
-    if (in_place[v]) materialized[v] = false;
-  // Every GEMM operand must now be materialized or a view of materialized values; where one is not
-  // (its chain ran through another value no longer copied), that value is copied out again.
-  auto operand_view = [&](int32_t o) {
-    auto view = strided_view(graph, o, [&](int32_t v) { return materialized[v]; });
-    return view && gemm_readable(graph.instrs[o].shape, *view) ? view : std::nullopt;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = 0; i < n && !changed; ++i) {
-      if (kind_of(graph.instrs[i], policy) != RegionKind::Matmul) continue;
-      for (int32_t o : graph.instrs[i].operands) {
-        if (operand_view(o)) continue;
-        for (int32_t v = o;; v = graph.instrs[v].operands[0]) {
-          if (in_place[v] && !materialized[v]) {
-            materialized[v] = true;
-            changed = true;
-            break;
+    for (size_t v = 0; v < n_; ++v)
+      if (in_place_[v]) materialized_[v] = false;
+    // Every GEMM operand must now be materialized or a view of materialized values; where one is not
+    // (its chain ran through another value no longer copied), that value is copied out again.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < n_ && !changed; ++i) {
+        if (kinds_[i] != RegionKind::Matmul) continue;
+        for (int32_t o : graph_.instrs[i].operands) {
+          if (operand_view(o)) continue;
+          for (int32_t v = o;; v = graph_.instrs[v].operands[0]) {
+            if (in_place_[v] && !materialized_[v]) {
+              materialized_[v] = true;
+              changed = true;
+              break;
+            }
+            if (graph_.instrs[v].operands.empty()) break;
           }
-          if (graph.instrs[v].operands.empty()) break;
+          if (changed) break;
         }
-        if (changed) break;
       }
     }
-  }
-  std::vector<std::vector<std::optional<StridedView>>> operand_views(n);  // per GEMM, as its region reads them
-  for (size_t i = 0; i < n; ++i) {
-    if (kind_of(graph.instrs[i], policy) != RegionKind::Matmul) continue;
-    for (int32_t o : graph.instrs[i].operands) {
-      auto view = operand_view(o);
-      operand_views[i].push_back(view);
-      if (!view || view->base == o) continue;
-      for (int32_t v = o; v != view->base; v = graph.instrs[v].operands[0]) gemm_view[v] = true;
-      if (in_place[o] || (ir::is_matrix_transpose(graph.instrs[o]) && in_place[graph.instrs[o].operands[0]]))
-        plan.decisions.push_back("read " + name(graph, o) + " in place from " + name(graph, view->base) +
-                                 " through strides (" + name(graph, static_cast<int32_t>(i)) + "), no copy");
+    for (size_t k = 0; k < n_; ++k) {
+      const auto i = static_cast<int32_t>(k);
+      if (kinds_[i] != RegionKind::Matmul) continue;
+      for (int32_t o : graph_.instrs[i].operands) {
+        auto view = operand_view(o);
+        operand_views_[i].push_back(view);
+        if (!view || view->base == o) continue;
+        for (int32_t v = o; v != view->base; v = graph_.instrs[v].operands[0]) gemm_view_[v] = true;
+        if (in_place_[o] || (ir::is_matrix_transpose(graph_.instrs[o]) && in_place_[graph_.instrs[o].operands[0]]))
+          decide(FusionChoice::read_in_place, o,
+                 "read " + name(graph_, o) + " in place from " + name(graph_, view->base) + " through strides (" +
+                     name(graph_, i) + "), no copy");
+      }
+    }
+    for (size_t k = 0; k < n_; ++k) {
+      const auto i = static_cast<int32_t>(k);
+      if (rows_.fused(i))
+        decide(FusionChoice::compute_by_rows, i,
+               "compute " + name(graph_, i) + " row by row inside the loop of " + name(graph_, row_loop_[i]) +
+                   ", from rows it reads again while they are in cache");
     }
   }
 
-  for (size_t i = 0; i < n; ++i)
-    if (rows.fused(static_cast<int32_t>(i)))
-      plan.decisions.push_back("compute " + name(graph, static_cast<int32_t>(i)) + " row by row inside the loop of " +
-                               name(graph, row_loop[i]) + ", from rows it reads again while they are in cache");
-
-  for (size_t i = 0; i < n; ++i) {
-    if (!materialized[i] || graph.instrs[i].op == OpId::parameter) continue;
-    Region region{kind_of(graph.instrs[i], policy), static_cast<int32_t>(i), {}, {}, {}, std::move(operand_views[i])};
-    // Members: everything reachable from the root without crossing a materialized value.
-    std::vector<bool> in_region(n, false);
-    std::vector<int32_t> stack = {region.root};
-    in_region[i] = true;
-    while (!stack.empty()) {
-      int32_t v = stack.back();
-      stack.pop_back();
-      // Library calls read whole buffers: only a transpose the GEMM reads with a flag joins them.
-      if (region.kind == RegionKind::Matmul || region.kind == RegionKind::Conv || region.kind == RegionKind::Fallback) {
-        const bool gemm_reads = region.kind == RegionKind::Matmul && (ir::is_matrix_transpose(graph.instrs[v]) || gemm_view[v]);
-        if (v != region.root && !gemm_reads) continue;
+  // One region per materialized value: its root and everything reachable from it without crossing another
+  // materialized value, as a graph of its own whose parameters are the region's inputs.
+  void build_regions() {
+    for (size_t k = 0; k < n_; ++k) {
+      const auto i = static_cast<int32_t>(k);
+      if (!materialized_[i] || graph_.instrs[i].op == OpId::parameter) continue;
+      Region region{kinds_[i], i, {}, {}, {}, std::move(operand_views_[i])};
+      std::vector<bool> in_region(n_, false);
+      std::vector<int32_t> stack = {region.root};
+      in_region[i] = true;
+      while (!stack.empty()) {
+        int32_t v = stack.back();
+        stack.pop_back();
+        // Library calls read whole buffers: only a transpose the GEMM reads with a flag joins them.
+        if (library_call(i)) {
+          const bool gemm_reads = region.kind == RegionKind::Matmul && (ir::is_matrix_transpose(graph_.instrs[v]) || gemm_view_[v]);
+          if (v != region.root && !gemm_reads) continue;
+        }
+        for (int32_t o : graph_.instrs[v].operands) {
+          if (in_region[o]) continue;
+          in_region[o] = true;
+          if (!materialized_[o]) stack.push_back(o);
+        }
       }
-      for (int32_t o : graph.instrs[v].operands) {
-        if (in_region[o]) continue;
-        in_region[o] = true;
-        if (!materialized[o]) stack.push_back(o);
+      std::unordered_map<int32_t, int32_t> local;
+      for (size_t v = 0; v <= k; ++v) {
+        if (!in_region[v]) continue;
+        const bool is_input = materialized_[v] && static_cast<int32_t>(v) != region.root;
+        if (is_input) {
+          local[v] = static_cast<int32_t>(region.body.instrs.size());
+          const ir::ParameterAttrs index{.index = static_cast<int64_t>(region.inputs.size())};
+          Instr param{OpId::parameter, {}, index.to_attrs(), graph_.instrs[v].shape, graph_.instrs[v].dtype, graph_.instrs[v].origin};
+          region.inputs.push_back(static_cast<int32_t>(v));
+          region.body.instrs.push_back(std::move(param));
+        } else {
+          region.members.push_back(static_cast<int32_t>(v));
+          Instr copy = graph_.instrs[v];
+          for (int32_t& o : copy.operands) o = local.at(o);
+          local[v] = static_cast<int32_t>(region.body.instrs.size());
+          region.body.instrs.push_back(std::move(copy));
+        }
       }
+      region.body.num_parameters = static_cast<int64_t>(region.inputs.size());
+      region.body.outputs = {local.at(region.root)};
+      // A value in a buffer only because it is an output or a root needs no word; any other reason does.
+      if (const auto& why = why_[i]; why && why->reason != MaterializeReason::graph_output && why->reason != MaterializeReason::region_root)
+        decide(FusionChoice::materialize, i, "materialize " + name(graph_, i) + ": " + why->detail, why->reason);
+      decide(FusionChoice::region, i,
+             "region " + name(graph_, i) + ": " + std::to_string(region.members.size()) + " ops fused, " +
+                 std::to_string(region.inputs.size()) + " inputs");
+      plan_.regions.push_back(std::move(region));
     }
-    std::unordered_map<int32_t, int32_t> local;
-    for (size_t v = 0; v <= i; ++v) {
-      if (!in_region[v]) continue;
-      bool is_input = materialized[v] && static_cast<int32_t>(v) != region.root;
-      if (is_input) {
-        local[v] = static_cast<int32_t>(region.body.instrs.size());
-        const ir::ParameterAttrs index{.index = static_cast<int64_t>(region.inputs.size())};
-        Instr param{OpId::parameter, {}, index.to_attrs(), graph.instrs[v].shape, graph.instrs[v].dtype, graph.instrs[v].origin};
-        region.inputs.push_back(static_cast<int32_t>(v));
-        region.body.instrs.push_back(std::move(param));
-      } else {
-        region.members.push_back(static_cast<int32_t>(v));
-        Instr copy = graph.instrs[v];
-        for (int32_t& o : copy.operands) o = local.at(o);
-        local[v] = static_cast<int32_t>(region.body.instrs.size());
-        region.body.instrs.push_back(std::move(copy));
-      }
-    }
-    region.body.num_parameters = static_cast<int64_t>(region.inputs.size());
-    region.body.outputs = {local.at(region.root)};
-    if (why[i] != "graph output" && why[i].rfind("region root", 0) != 0)
-      plan.decisions.push_back("materialize " + name(graph, static_cast<int32_t>(i)) + ": " + why[i]);
-    plan.decisions.push_back("region " + name(graph, static_cast<int32_t>(i)) + ": " + std::to_string(region.members.size()) +
-                             " ops fused, " + std::to_string(region.inputs.size()) + " inputs");
-    plan.regions.push_back(std::move(region));
   }
-  return plan;
-}
+
+  const ir::Graph& graph_;
+  const size_t n_;
+  std::vector<RegionKind> kinds_;
+  std::vector<bool> materialized_;
+  std::vector<std::optional<Materialization>> why_;     // per materialized value, the first reason
+  std::vector<std::vector<int32_t>> consumers_;
+  std::vector<std::vector<int32_t>> regions_of_;         // per value, the regions it is computed in
+  RowFusion rows_;                                        // reads consumers_ and materialized_
+  std::vector<int32_t> row_loop_;                         // per row-fused reduction, its loop's root
+  std::vector<bool> gemm_view_;                           // index arithmetic inside a GEMM's operand view
+  std::vector<bool> in_place_;                            // values GEMMs read through strides, not copied
+  std::vector<std::vector<std::optional<StridedView>>> operand_views_;  // per GEMM
+  FusionPlan plan_;
+};
+
+}  // namespace
+
+FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy) { return FusionPlanner(graph, policy).run(); }
 
 std::string describe(const FusionPlan& plan) {
   std::string out;
-  for (const auto& line : plan.decisions) out += line + "\n";
+  for (const FusionDecision& decision : plan.decisions) out += decision.text + "\n";
   return out;
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 // Fusion: which values are materialized in buffers and which are recomputed inside the loop of their
-// consumer. Every choice has a reason string, so users can see why a graph runs as it does.
+// consumer. Every choice is a typed decision with a line of text, so users can see why a graph runs as it
+// does and code never reads the text.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +33,38 @@ struct Region {
   std::vector<std::optional<StridedView>> operand_views;
 };
 
+// Why the planner puts a value in a buffer instead of computing it inside the loops that read it.
+enum class MaterializeReason : uint8_t {
+  graph_output,
+  parameter,
+  region_root,                 // a library call, a fallback, or a reduction no loop could take
+  library_operand,             // a library call reads whole buffers
+  transposed_library_operand,  // the GEMM reads it through a transpose flag
+  shared_expensive,            // an expensive op more than one loop needs
+  too_many_copies,             // needed by more regions than it may be duplicated into
+  long_chain,                  // computed from too many ops to compute twice
+  deep_chain,                  // cuts a fused chain that grew too deep
+};
+
+enum class FusionChoice : uint8_t {
+  materialize,      // the value gets a buffer (reason says why)
+  recompute,        // the value is computed again inside each region that reads it
+  read_in_place,    // a GEMM operand read through strides from a materialized value, no copy
+  compute_by_rows,  // a row reduction computed inside the loop that reads its rows
+  region,           // a region and its size
+};
+
+// One decision of the planner, as data for code and as a line for people (describe, XLITE_DEBUG).
+struct FusionDecision {
+  FusionChoice choice;
+  int32_t value;                            // the instruction decided on
+  std::optional<MaterializeReason> reason;  // for materialize
+  std::string text;
+};
+
 struct FusionPlan {
   std::vector<Region> regions;  // in a valid execution order (a backend may run them in another one)
-  std::vector<std::string> decisions;  // one line per materialized value and per refusal to fuse
+  std::vector<FusionDecision> decisions;  // each materialized value, recomputation, in-place read and region
 };
 
 // What a target offers fusion: the dtypes its GEMM and convolution libraries take. A dot or conv of another
