@@ -7,6 +7,7 @@
 #   bash bench/ab.sh COMMIT [CASES] [REPEATS]     # e.g. bash bench/ab.sh f07599e^ "sums norm" 5
 #
 # CASES are xlite_bench's groups (default "sums norm"); REPEATS is how many times each side runs (default 5).
+# Every metric a group prints in ms or us gets a row (compiled, eager, xlite, per-op times).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -35,7 +36,7 @@ for _ in $(seq 1 "$repeats"); do
     program=$([ "$side" = after ] && echo "$after/xlite_bench" || echo "$before/build/xlite_bench")
     for group in $cases; do
       env -u OPENBLAS_CORETYPE OMP_NUM_THREADS="${BENCH_THREADS:-2}" "$program" "$group" 9 |
-        awk -v side="$side" '$2 ~ /^[0-9.]+$/ && $1 ~ /_ms$/ {print side, $1, $2}' >>"$results"
+        awk -v side="$side" '$2 ~ /^[0-9.]+$/ && $1 ~ /_(ms|us)$/ {print side, $1, $2}' >>"$results"
     done
   done
 done
@@ -46,15 +47,19 @@ times = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     side, key, value = line.split()
     times[(side,) + tuple(key.rsplit('.', 1))].append(float(value))
-print(f"| case | {sys.argv[2]} (ms) | working tree (ms) | memcpy / xlite before | after |")
-print("|---|---|---|---|---|")
-for case in sorted({k[1] for k in times}):
-    row = [case]
+# Every xlite metric of a case gets a row; the limit or peer measured in the same process (memcpy, oneDNN)
+# gives the ratio column, taken run by run.
+print(f"| case | metric | {sys.argv[2]} | working tree | limit / xlite before | after |")
+print("|---|---|---|---|---|---|")
+peers = ("memcpy_ms", "dnnl_ms")
+for case, metric in sorted({(k[1], k[2]) for k in times if k[2] not in peers}):
+    row = [case, metric]
     for side in ("before", "after"):
-        t = times[(side, case, "xlite_ms")]
-        row.append(f"{statistics.median(t):.2f} ({min(t):.2f}-{max(t):.2f})")
+        t = times[(side, case, metric)]
+        row.append(f"{statistics.median(t):.3f} ({min(t):.3f}-{max(t):.3f})" if t else "-")
     for side in ("before", "after"):
-        t, m = times[(side, case, "xlite_ms")], times.get((side, case, "memcpy_ms"))
-        row.append(f"{statistics.median(c / x for x, c in zip(t, m)):.3f}" if m else "-")
+        t = times[(side, case, metric)]
+        peer = next((times[(side, case, p)] for p in peers if times.get((side, case, p))), None)
+        row.append(f"{statistics.median(c / x for x, c in zip(t, peer)):.3f}" if peer and t and metric.endswith("_ms") else "-")
     print("| " + " | ".join(row) + " |")
 EOF
