@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "backends/codegen/element_failure.h"
 #include "ir/graph.h"
 
 // Integer power for generated code. The kernel flags a negative exponent of a base other than +-1 itself,
@@ -16,13 +17,8 @@ namespace xlite::backends::cpu {
 // status (see KernelStatus) instead of being used; the loop goes on with a harmless stand-in.
 using KernelFn = void (*)(void* const* buffers, int64_t begin, int64_t end, int64_t* status);
 
-// What KernelStatus::failed holds; generated code stores these numbers.
-enum class KernelFailure : int64_t {
-  none = 0,
-  index_out_of_range = 1,  // value: the index, size: the size of the dim it indexed
-  negative_power = 2,      // value: the exponent
-  division_by_zero = 3,
-};
+// What KernelStatus::failed holds: the element generators' failures (backends/codegen/element_failure.h).
+using KernelFailure = codegen::ElementFailure;
 
 // The failure a kernel keeps is the one the reference backend (and eager mode) would raise: of the
 // failing instructions the first in program order, and of its failing elements the first the chunk

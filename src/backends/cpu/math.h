@@ -5,6 +5,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/codegen/target_math.h"
+
 namespace xlite::backends::cpu::math {
 
 llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x);
@@ -18,3 +20,10 @@ enum class Trig { sin, cos, tan };
 llvm::Value* trig_f32(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x, Trig which);
 
 }  // namespace xlite::backends::cpu::math
+
+namespace xlite::backends::cpu {
+
+// These, and libm where they do not apply, as the element generators' TargetMath (cpu_math.cpp).
+codegen::TargetMath& cpu_math();
+
+}  // namespace xlite::backends::cpu

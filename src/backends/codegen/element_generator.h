@@ -1,0 +1,107 @@
+#pragma once
+// The target-neutral half of a fused kernel, as XLA's elemental IR emitter is: the value of one element
+// of a region body's instruction at an index, as LLVM IR. It lowers dtypes (16-bit floats computed in
+// f32, bools stored in bytes), gives every elementwise op its scalar semantics, draws Philox random
+// numbers, and turns layout ops, pads, concats and gathers into index arithmetic. A target derives from
+// it and adds the function around it and the loops that call gen() (backends/cpu/emitter.cpp); math
+// comes from the target (TargetMath), and failures in the data go to the target's flag_failure.
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <deque>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "backends/codegen/element_failure.h"
+#include "backends/codegen/target_math.h"
+#include "ir/graph.h"
+
+namespace xlite::backends::codegen {
+
+bool is_unsigned(DType d);
+
+// An element position: a linear index, a multi-index, or both, computed on demand.
+struct Index {
+  Shape shape;
+  llvm::Value* linear = nullptr;
+  std::vector<llvm::Value*> multi;
+};
+
+class ElementGenerator {
+ public:
+  virtual ~ElementGenerator() = default;
+  ElementGenerator(const ElementGenerator&) = delete;
+  ElementGenerator& operator=(const ElementGenerator&) = delete;
+
+ protected:
+  ElementGenerator(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, TargetMath& math)
+      : g_(body), ctx_(context), module_(module), b_(context), math_(math) {}
+
+  // ---- what the target provides ------------------------------------------------------------------
+  // Notes that `bad` holds for instruction `instr` (with the failure's value and size) unless an earlier
+  // failure is noted already; the caller goes on with a harmless value.
+  virtual void flag_failure(llvm::Value* bad, ElementFailure failure, llvm::Value* value, llvm::Value* size, int32_t instr) = 0;
+  // The value of reduction `instr` when the target computes it per row inside the loop, else nullptr.
+  virtual llvm::Value* fused_reduction_value(int32_t instr) = 0;
+
+  // ---- types -------------------------------------------------------------------------------------
+  llvm::Type* value_type(DType d);
+  llvm::Type* storage_type(DType d);
+  llvm::Value* from_storage(llvm::Value* v, DType d);
+  llvm::Value* to_storage(llvm::Value* v, DType d);
+  // 16-bit floats are computed in f32 but every value is rounded to its storage type, like the oracle.
+  llvm::Value* rounded(llvm::Value* v, DType d);
+  llvm::Value* i64c(int64_t v) { return b_.getInt64(v); }
+  llvm::Value* fconst(DType d, double v) { return llvm::ConstantFP::get(value_type(d), v); }
+  llvm::Value* iconst(DType d, int64_t v) { return llvm::ConstantInt::get(value_type(d), static_cast<uint64_t>(v), !is_unsigned(d)); }
+  llvm::Value* constant(DType d, double v);
+
+  // ---- indices -----------------------------------------------------------------------------------
+  Index* make_index(Shape shape);
+  llvm::Value* linear(Index* idx);
+  const std::vector<llvm::Value*>& multi(Index* idx);
+  Index* with_multi(Shape shape, std::vector<llvm::Value*> m);
+
+  // ---- element generators ------------------------------------------------------------------------
+  llvm::Value* gen(int32_t id, Index* idx);
+
+  llvm::Value* load(int64_t param, DType d, llvm::Value* at);
+
+  llvm::Value* math(MathFn fn, DType d, llvm::Value* x) { return math_.call(b_, module_, fn, d, x); }
+  // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that tiny results keep their precision.
+  llvm::Value* sigmoid_of(DType d, llvm::Value* x);
+
+  llvm::Value* unary(ir::OpId op, DType d, llvm::Value* x);
+
+  llvm::Value* predicate(ir::OpId op, DType d, llvm::Value* x);
+
+  llvm::Value* binary(int32_t id, ir::OpId op, DType d, llvm::Value* a, llvm::Value* c);
+
+  llvm::Value* compare(ir::OpId op, DType d, llvm::Value* a, llvm::Value* c);
+
+  llvm::Value* convert(llvm::Value* v, DType from, DType to);
+
+  // A checked index value read for gather and index_select: out-of-range values are reported and
+  // clamped so that nothing outside the buffer is read.
+  llvm::Value* checked_index(int32_t id, llvm::Value* raw, DType index_dtype, int64_t size);
+
+  llvm::Value* philox_block(llvm::Value* seed, llvm::Value* counter);
+  llvm::Value* lane(llvm::Value* packed, llvm::Value* which);
+
+  llvm::Value* random(const ir::Instr& instr, Index* idx);
+
+  llvm::Value* gen_uncached(int32_t id, Index* idx);
+
+  const ir::Graph& g_;
+  llvm::LLVMContext& ctx_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> b_;
+  TargetMath& math_;
+  std::vector<llvm::Value*> buffers_;  // the body's parameters, then its output: set by the target
+  std::map<std::pair<int32_t, Index*>, llvm::Value*> memo_;
+  std::deque<Index> arena_;
+};
+
+}  // namespace xlite::backends::codegen
