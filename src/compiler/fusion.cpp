@@ -68,7 +68,7 @@ class RowFusion {
     if (s.size() < 2 || s.back() <= 1) return false;  // the loop must run by rows
     const Shape rows(s.begin(), s.end() - 1);
     const Shape& input = graph_.instrs[reduce.operands[0]].shape;
-    const auto& dims = reduce.attrs.get_ints(ir::AttrKey::dims);
+    const auto& dims = ir::ReduceAttrs::of(reduce.attrs).dims;
     if (!same_rows(input, rows) || dims.size() != 1 || dims[0] != static_cast<int64_t>(rows.size())) return false;
     std::vector<bool> seen(graph_.instrs.size(), false);
     return paths_keep_rows(i, r, rows, seen);
@@ -92,7 +92,7 @@ class RowFusion {
       } else if (instr.op == OpId::broadcast) {
         // From the reduced rows back to full rows: leading dims map to themselves.
         const Shape& from = graph_.instrs[instr.operands[0]].shape;
-        const auto& dims = instr.attrs.get_ints(ir::AttrKey::dims);
+        const auto& dims = ir::BroadcastAttrs::of(instr.attrs).dims;
         keeps_rows = row_shaped(from, rows) && same_rows(instr.shape, rows);
         for (size_t k = 0; keeps_rows && k < dims.size(); ++k) keeps_rows = dims[k] == static_cast<int64_t>(k);
       } else {

@@ -1,5 +1,7 @@
 #include "compiler/strided_view.h"
 
+#include "ir/op_attrs.h"
+
 namespace xlite::compiler {
 namespace {
 using ir::AttrKey;
@@ -59,7 +61,7 @@ std::optional<StridedView> view_of(const ir::Graph& graph, int32_t value, const 
     case OpId::transpose: {
       view = view_of(graph, instr.operands[0], is_base, depth + 1);
       if (!view) return std::nullopt;
-      const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+      const auto perm = ir::TransposeAttrs::of(instr.attrs).perm;
       std::vector<int64_t> strides(perm.size());
       for (size_t k = 0; k < perm.size(); ++k) strides[k] = view->strides[perm[k]];
       view->strides = std::move(strides);
@@ -68,8 +70,8 @@ std::optional<StridedView> view_of(const ir::Graph& graph, int32_t value, const 
     case OpId::slice: {
       view = view_of(graph, instr.operands[0], is_base, depth + 1);
       if (!view) return std::nullopt;
-      const auto& start = instr.attrs.get_ints(AttrKey::start);
-      const auto& stride = instr.attrs.get_ints(AttrKey::stride);
+      const ir::SliceAttrs slice = ir::SliceAttrs::of(instr.attrs);
+      const auto start = slice.start, stride = slice.stride;
       for (size_t k = 0; k < start.size(); ++k) {
         view->offset += start[k] * view->strides[k];
         view->strides[k] *= stride[k];

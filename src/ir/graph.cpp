@@ -40,7 +40,7 @@ uint64_t Graph::hash() const {
 
 bool is_matrix_transpose(const Instr& instr) {
   if (instr.op != OpId::transpose) return false;
-  const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+  const auto& perm = ir::TransposeAttrs::of(instr.attrs).perm;
   const size_t r = perm.size();
   if (r < 2) return false;
   for (size_t k = 0; k < r; ++k)

@@ -24,7 +24,7 @@ void require_same_types(OpId op, std::span<const OperandType> in, size_t first) 
       fail(op, "operands must have one type, got " + type_str(in[first]) + " and " + type_str(in[i]));
 }
 
-void require_dims_valid(OpId op, const std::vector<int64_t>& dims, size_t rank, bool unique) {
+void require_dims_valid(OpId op, std::span<const int64_t> dims, size_t rank, bool unique) {
   std::vector<bool> seen(rank, false);
   for (int64_t d : dims) {
     if (d < 0 || d >= static_cast<int64_t>(rank))
@@ -33,6 +33,8 @@ void require_dims_valid(OpId op, const std::vector<int64_t>& dims, size_t rank, 
     seen[d] = true;
   }
 }
+
+void require_dim_valid(OpId op, int64_t dim, size_t rank) { require_dims_valid(op, std::span<const int64_t>(&dim, 1), rank, true); }
 
 void require_value(OpId op, DType dtype, double v) {
   if (holds_value(dtype, v)) return;
@@ -45,7 +47,7 @@ void require_index_dtype(OpId op, DType dtype) {
   if (dtype != DType::i32 && dtype != DType::i64) fail(op, "index must be i32 or i64, got " + std::string(dtype_name(dtype)));
 }
 
-Shape reduced_shape(const Shape& in, const std::vector<int64_t>& dims, bool keepdim) {
+Shape reduced_shape(const Shape& in, std::span<const int64_t> dims, bool keepdim) {
   Shape out;
   for (size_t d = 0; d < in.size(); ++d) {
     bool reduced = std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end();
@@ -85,12 +87,12 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
     case OpClass::Random: {
       for (const auto& t : in)
         if (!t.shape.empty() || t.dtype != DType::i64) fail(op, "seed and offset must be i64 scalars");
-      DType dtype = attrs.get_dtype(AttrKey::dtype);
-      if (dtype != DType::f32 && dtype != DType::f64) fail(op, "random values are f32 or f64");
-      return {attrs.get_ints(AttrKey::shape), dtype};
+      const RandomAttrs random = RandomAttrs::of(attrs);
+      if (random.dtype != DType::f32 && random.dtype != DType::f64) fail(op, "random values are f32 or f64");
+      return {Shape(random.shape.begin(), random.shape.end()), random.dtype};
     }
     case OpClass::Convert:
-      return {in[0].shape, attrs.get_dtype(AttrKey::dtype)};
+      return {in[0].shape, ConvertAttrs::of(attrs).dtype};
     case OpClass::Unary:
       if (in[0].dtype == DType::bool_) fail(op, "bool operand not supported");
       return in[0];
@@ -115,23 +117,26 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       require_same_types(op, in, 1);
       return in[1];
     case OpClass::Reduce: {
-      const auto& dims = attrs.get_ints(AttrKey::dims);
+      const ReduceAttrs reduce = ReduceAttrs::of(attrs);
+      const auto dims = reduce.dims;
       require_dims_valid(op, dims, in[0].shape.size(), true);
       if (in[0].dtype == DType::bool_ && op != OpId::reduce_max && op != OpId::reduce_min)
         fail(op, "bool operand not supported");
       if (op == OpId::reduce_max || op == OpId::reduce_min)
         for (int64_t d : dims)
           if (in[0].shape[d] == 0) fail(op, "cannot reduce an empty dim " + std::to_string(d));
-      return {reduced_shape(in[0].shape, dims, attrs.get_bool(AttrKey::keepdim)), in[0].dtype};
+      return {reduced_shape(in[0].shape, dims, reduce.keepdim), in[0].dtype};
     }
     case OpClass::ArgReduce: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
-      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      const ArgReduceAttrs reduce = ArgReduceAttrs::of(attrs);
+      const int64_t dim = reduce.dim;
+      require_dim_valid(op, dim, in[0].shape.size());
       if (in[0].shape[dim] == 0) fail(op, "cannot reduce an empty dim");
-      return {reduced_shape(in[0].shape, {dim}, attrs.get_bool(AttrKey::keepdim)), DType::i64};
+      return {reduced_shape(in[0].shape, std::span<const int64_t>(&dim, 1), reduce.keepdim), DType::i64};
     }
     case OpClass::Reshape: {
-      const Shape& shape = attrs.get_ints(AttrKey::shape);
+      const auto target = ReshapeAttrs::of(attrs).shape;
+      const Shape shape(target.begin(), target.end());
       for (int64_t d : shape)
         if (d < 0) fail(op, "negative dim in " + shape_str(shape));
       if (checked_numel(shape) != checked_numel(in[0].shape))
@@ -139,7 +144,7 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       return {shape, in[0].dtype};
     }
     case OpClass::Transpose: {
-      const auto& perm = attrs.get_ints(AttrKey::perm);
+      const auto perm = TransposeAttrs::of(attrs).perm;
       if (perm.size() != in[0].shape.size()) fail(op, "perm length must equal rank");
       require_dims_valid(op, perm, perm.size(), true);
       Shape out;
@@ -147,8 +152,9 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       return {out, in[0].dtype};
     }
     case OpClass::Broadcast: {
-      const Shape& shape = attrs.get_ints(AttrKey::shape);
-      const auto& dims = attrs.get_ints(AttrKey::dims);
+      const BroadcastAttrs broadcast = BroadcastAttrs::of(attrs);
+      const Shape shape(broadcast.shape.begin(), broadcast.shape.end());
+      const auto dims = broadcast.dims;
       if (dims.size() != in[0].shape.size()) fail(op, "dims length must equal operand rank");
       require_dims_valid(op, dims, shape.size(), true);
       for (size_t i = 0; i < dims.size(); ++i) {
@@ -159,9 +165,7 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       return {shape, in[0].dtype};
     }
     case OpClass::Slice: {
-      const auto& start = attrs.get_ints(AttrKey::start);
-      const auto& limit = attrs.get_ints(AttrKey::limit);
-      const auto& stride = attrs.get_ints(AttrKey::stride);
+      const auto [start, limit, stride] = SliceAttrs::of(attrs);
       size_t rank = in[0].shape.size();
       if (start.size() != rank || limit.size() != rank || stride.size() != rank) fail(op, "one bound per dim");
       Shape out(rank);
@@ -175,8 +179,8 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
     }
     case OpClass::Concat: {
       if (in.empty()) fail(op, "needs at least one operand");
-      int64_t dim = attrs.get_int(AttrKey::dim);
-      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      const int64_t dim = DimAttrs::of(attrs).dim;
+      require_dim_valid(op, dim, in[0].shape.size());
       Shape out = in[0].shape;
       for (size_t i = 1; i < in.size(); ++i) {
         Shape s = in[i].shape;
@@ -193,9 +197,8 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       return {out, in[0].dtype};
     }
     case OpClass::Pad: {
-      const auto& lo = attrs.get_ints(AttrKey::lo);
-      const auto& hi = attrs.get_ints(AttrKey::hi);
-      require_value(op, in[0].dtype, attrs.get_float(AttrKey::value));
+      const auto [lo, hi, value] = PadAttrs::of(attrs);
+      require_value(op, in[0].dtype, value);
       if (lo.size() != in[0].shape.size() || hi.size() != lo.size()) fail(op, "one pad per dim");
       Shape out = in[0].shape;
       for (size_t d = 0; d < out.size(); ++d) {
@@ -210,31 +213,31 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       return {out, in[0].dtype};
     }
     case OpClass::Flip:
-      require_dims_valid(op, attrs.get_ints(AttrKey::dims), in[0].shape.size(), true);
+      require_dims_valid(op, FlipAttrs::of(attrs).dims, in[0].shape.size(), true);
       return in[0];
     case OpClass::Gather: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
+      const int64_t dim = DimAttrs::of(attrs).dim;
       require_index_dtype(op, in[1].dtype);
       if (in[1].shape.size() != in[0].shape.size()) fail(op, "index rank must equal input rank");
-      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      require_dim_valid(op, dim, in[0].shape.size());
       for (size_t d = 0; d < in[0].shape.size(); ++d)
         if (static_cast<int64_t>(d) != dim && in[1].shape[d] > in[0].shape[d])
           fail(op, "index " + shape_str(in[1].shape) + " larger than input " + shape_str(in[0].shape));
       return {in[1].shape, in[0].dtype};
     }
     case OpClass::IndexSelect: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
+      const int64_t dim = DimAttrs::of(attrs).dim;
       require_index_dtype(op, in[1].dtype);
       if (in[1].shape.size() != 1) fail(op, "index must be 1-D");
-      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      require_dim_valid(op, dim, in[0].shape.size());
       Shape out = in[0].shape;
       out[dim] = in[1].shape[0];
       return {out, in[0].dtype};
     }
     case OpClass::ScatterAdd: {
-      int64_t dim = attrs.get_int(AttrKey::dim);
+      const int64_t dim = DimAttrs::of(attrs).dim;
       require_index_dtype(op, in[1].dtype);
-      require_dims_valid(op, {dim}, in[0].shape.size(), true);
+      require_dim_valid(op, dim, in[0].shape.size());
       if (in[2].dtype != in[0].dtype) fail(op, "src dtype must equal input dtype");
       if (in[1].shape != in[2].shape) fail(op, "index and src shapes must match");
       if (in[1].shape.size() != in[0].shape.size()) fail(op, "index rank must equal input rank");
@@ -261,11 +264,7 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       if (x.size() != 4 || w.size() != 4 || in[0].dtype != in[1].dtype || !is_floating(in[0].dtype))
         fail(op, "needs a float input [N,C,H,W] and weight [O,C/groups,KH,KW] of one dtype, got " + type_str(in[0]) +
                      " and " + type_str(in[1]));
-      const auto& stride = attrs.get_ints(AttrKey::stride);
-      const auto& lo = attrs.get_ints(AttrKey::lo);
-      const auto& hi = attrs.get_ints(AttrKey::hi);
-      const auto& dilation = attrs.get_ints(AttrKey::dilation);
-      int64_t groups = attrs.get_int(AttrKey::groups);
+      const auto [stride, lo, hi, dilation, groups] = ConvAttrs::of(attrs);
       if (stride.size() != 2 || lo.size() != 2 || hi.size() != 2 || dilation.size() != 2) fail(op, "two spatial dims");
       if (groups < 1 || x[1] % groups != 0 || w[0] % groups != 0 || x[1] / groups != w[1])
         fail(op, "channels " + std::to_string(x[1]) + " and weight " + shape_str(w) + " do not match groups " + std::to_string(groups));

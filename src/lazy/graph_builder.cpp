@@ -39,7 +39,7 @@ class SmallMap {
 // What a parameter instruction's attributes are: its index alone.
 bool is_parameter_numbered(const ir::Instr& instr, int32_t index) {
   return instr.op == ir::OpId::parameter && instr.attrs.items().size() == 1 && instr.attrs.has(ir::AttrKey::index) &&
-         instr.attrs.get_int(ir::AttrKey::index) == index;
+         ir::ParameterAttrs::of(instr.attrs).index == index;
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "ir/op_attrs.h"
 #include "runtime/allocator.h"
 #include "runtime/program.h"
 #include "runtime/step_profile.h"
@@ -42,7 +43,7 @@ class Executor final : public Executable {
     argument_of_instr_.assign(graph.instrs.size(), -1);
     for (size_t i = 0; i < graph.instrs.size(); ++i) {
       if (graph.instrs[i].op != ir::OpId::parameter) continue;
-      const auto argument = static_cast<int32_t>(graph.instrs[i].attrs.get_int(ir::AttrKey::index));
+      const auto argument = static_cast<int32_t>(ir::ParameterAttrs::of(graph.instrs[i].attrs).index);
       parameter_instr_[argument] = static_cast<int32_t>(i);
       argument_of_instr_[i] = argument;
     }

@@ -372,9 +372,9 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
   auto operand_type = [&](int k) -> const Instr& { return g_.instrs[instr.operands[k]]; };
   switch (ir::op_info(instr.op).cls) {
     case OpClass::Leaf:
-      if (instr.op == OpId::parameter) return load(instr.attrs.get_int(AttrKey::index), d, linear(idx));
-      if (instr.op == OpId::constant) return rounded(constant(d, instr.attrs.get_float(AttrKey::value)), d);
-      return convert(multi(idx)[instr.attrs.get_int(AttrKey::dim)], DType::i64, d);  // iota
+      if (instr.op == OpId::parameter) return load(ir::ParameterAttrs::of(instr.attrs).index, d, linear(idx));
+      if (instr.op == OpId::constant) return rounded(constant(d, ir::ConstantAttrs::of(instr.attrs).value), d);
+      return convert(multi(idx)[ir::IotaAttrs::of(instr.attrs).dim], DType::i64, d);  // iota
     case OpClass::Random:
       return random(instr, idx);
     case OpClass::Convert:
@@ -425,14 +425,14 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       return gen(instr.operands[0], with_multi(in_shape, in));
     }
     case OpClass::Transpose: {
-      const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+      const auto& perm = ir::TransposeAttrs::of(instr.attrs).perm;
       const auto& out = multi(idx);
       std::vector<llvm::Value*> in(perm.size());
       for (size_t k = 0; k < perm.size(); ++k) in[perm[k]] = out[k];
       return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
     }
     case OpClass::Broadcast: {
-      const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+      const auto& dims = ir::BroadcastAttrs::of(instr.attrs).dims;
       const Shape& in_shape = operand_type(0).shape;
       if (numel(in_shape) == 1) return gen(instr.operands[0], make_index(in_shape));
       const auto& out = multi(idx);
@@ -441,8 +441,8 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       return gen(instr.operands[0], with_multi(in_shape, in));
     }
     case OpClass::Slice: {
-      const auto& start = instr.attrs.get_ints(AttrKey::start);
-      const auto& stride = instr.attrs.get_ints(AttrKey::stride);
+      const auto& start = ir::SliceAttrs::of(instr.attrs).start;
+      const auto& stride = ir::SliceAttrs::of(instr.attrs).stride;
       const auto& out = multi(idx);
       std::vector<llvm::Value*> in(out.size());
       for (size_t k = 0; k < out.size(); ++k)
@@ -450,13 +450,13 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
     }
     case OpClass::Flip: {
-      const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+      const auto& dims = ir::FlipAttrs::of(instr.attrs).dims;
       std::vector<llvm::Value*> in = multi(idx);
       for (int64_t dim : dims) in[dim] = b_.CreateSub(i64c(instr.shape[dim] - 1), in[dim]);
       return gen(instr.operands[0], with_multi(instr.shape, in));
     }
     case OpClass::Pad: {
-      const auto& lo = instr.attrs.get_ints(AttrKey::lo);
+      const auto& lo = ir::PadAttrs::of(instr.attrs).lo;
       const Shape& in_shape = operand_type(0).shape;
       const auto& out = multi(idx);
       std::vector<llvm::Value*> in(out.size());
@@ -468,13 +468,13 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
         in[k] = b_.CreateSelect(b_.CreateICmpSLT(v, i64c(0)), i64c(0),
                                 b_.CreateSelect(b_.CreateICmpSGE(v, i64c(in_shape[k])), i64c(std::max<int64_t>(in_shape[k] - 1, 0)), v));
       }
-      llvm::Value* value = constant(d, is_floating(d) ? instr.attrs.get_float(AttrKey::value)
-                                                     : static_cast<double>(static_cast<int64_t>(instr.attrs.get_float(AttrKey::value))));
+      llvm::Value* value = constant(d, is_floating(d) ? ir::PadAttrs::of(instr.attrs).value
+                                                     : static_cast<double>(static_cast<int64_t>(ir::PadAttrs::of(instr.attrs).value)));
       if (numel(in_shape) == 0) return rounded(value, d);
       return b_.CreateSelect(inside, gen(instr.operands[0], with_multi(in_shape, in)), rounded(value, d));
     }
     case OpClass::Concat: {
-      int64_t dim = instr.attrs.get_int(AttrKey::dim);
+      int64_t dim = ir::DimAttrs::of(instr.attrs).dim;
       const auto& out = multi(idx);
       llvm::Value* result = nullptr;
       int64_t base = 0;
@@ -495,14 +495,14 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       return result ? result : constant(d, 0);  // every operand empty: the loop never runs
     }
     case OpClass::Gather: {
-      int64_t dim = instr.attrs.get_int(AttrKey::dim);
+      int64_t dim = ir::DimAttrs::of(instr.attrs).dim;
       llvm::Value* raw = gen(instr.operands[1], idx);
       std::vector<llvm::Value*> in = multi(idx);
       in[dim] = checked_index(id, raw, operand_type(1).dtype, operand_type(0).shape[dim]);
       return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
     }
     case OpClass::IndexSelect: {
-      int64_t dim = instr.attrs.get_int(AttrKey::dim);
+      int64_t dim = ir::DimAttrs::of(instr.attrs).dim;
       std::vector<llvm::Value*> in = multi(idx);
       llvm::Value* raw = gen(instr.operands[1], with_multi(operand_type(1).shape, {in[dim]}));
       in[dim] = checked_index(id, raw, operand_type(1).dtype, operand_type(0).shape[dim]);

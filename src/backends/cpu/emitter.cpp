@@ -18,6 +18,7 @@
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/math.h"
 #include "core/check.h"
+#include "ir/op_attrs.h"
 #include "xlite/error.h"
 
 namespace xlite::backends::cpu {
@@ -364,7 +365,13 @@ class Emitter final : public codegen::ElementGenerator {
 
   std::vector<bool> reduced_dims(const Instr& root) {
     const bool arg = ir::op_info(root.op).cls == OpClass::ArgReduce;
-    std::vector<int64_t> dims = arg ? std::vector<int64_t>{root.attrs.get_int(AttrKey::dim)} : root.attrs.get_ints(AttrKey::dims);
+    std::vector<int64_t> dims;
+    if (arg) {
+      dims = {ir::ArgReduceAttrs::of(root.attrs).dim};
+    } else {
+      const auto reduced = ir::ReduceAttrs::of(root.attrs).dims;
+      dims.assign(reduced.begin(), reduced.end());
+    }
     std::vector<bool> reduced(g_.instrs[root.operands[0]].shape.size(), false);
     for (int64_t d : dims) reduced[d] = true;
     return reduced;

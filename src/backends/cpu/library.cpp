@@ -11,6 +11,7 @@
 
 #include "core/check.h"
 #include "core/clock.h"
+#include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "xlite/error.h"
 
@@ -223,11 +224,11 @@ void Matmul::run_sgemm(const float* a, const float* b, float* out) const {
 }
 
 Conv2d::Conv2d(const ir::Instr& conv, const Shape& input, const Shape& weight) : Primitive("conv2d") {
-  const auto& stride = conv.attrs.get_ints(ir::AttrKey::stride);
-  const auto& lo = conv.attrs.get_ints(ir::AttrKey::lo);
-  const auto& hi = conv.attrs.get_ints(ir::AttrKey::hi);
-  const auto& dilation = conv.attrs.get_ints(ir::AttrKey::dilation);
-  const int64_t groups = conv.attrs.get_int(ir::AttrKey::groups);
+  const auto& stride = ir::ConvAttrs::of(conv.attrs).stride;
+  const auto& lo = ir::ConvAttrs::of(conv.attrs).lo;
+  const auto& hi = ir::ConvAttrs::of(conv.attrs).hi;
+  const auto& dilation = ir::ConvAttrs::of(conv.attrs).dilation;
+  const int64_t groups = ir::ConvAttrs::of(conv.attrs).groups;
   dnnl_dims_t src_dims = {input[0], input[1], input[2], input[3]};
   dnnl_dims_t dst_dims = {conv.shape[0], conv.shape[1], conv.shape[2], conv.shape[3]};
   check(dnnl_memory_desc_init_by_tag(&state_->src, 4, src_dims, dnnl_f32, dnnl_nchw), "conv2d", "source descriptor");

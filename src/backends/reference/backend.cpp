@@ -5,6 +5,7 @@
 #include "compiler/memory_plan.h"
 #include "compiler/passes/passes.h"
 #include "core/check.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::backends::reference {
 
@@ -43,10 +44,10 @@ class ReferenceExecutable final : public runtime::Executable {
     for (size_t i = 0; i < graph_.instrs.size(); ++i) {
       const ir::Instr& instr = graph_.instrs[i];
       if (instr.op == ir::OpId::parameter) {
-        const BufferPtr& arg = args[instr.attrs.get_int(ir::AttrKey::index)];
+        const BufferPtr& arg = args[ir::ParameterAttrs::of(instr.attrs).index];
         int64_t n = numel(instr.shape);
         if (arg->bytes() < static_cast<size_t>(n * dtype_size(instr.dtype)))
-          XLITE_FAIL("[run] argument " + std::to_string(instr.attrs.get_int(ir::AttrKey::index)) + " is smaller than its type " +
+          XLITE_FAIL("[run] argument " + std::to_string(ir::ParameterAttrs::of(instr.attrs).index) + " is smaller than its type " +
                      shape_str(instr.shape));
         values[i] = Value{arg, instr.shape, instr.dtype, n};
       } else {

@@ -1,5 +1,6 @@
 // Reference 2-D convolution: the textbook seven nested loops.
 #include "backends/reference/kernels.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::backends::reference {
 namespace {
@@ -8,10 +9,10 @@ using ir::AttrKey;
 void conv2d(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
   const Value& x = *in[0];
   const Value& w = *in[1];
-  const auto& stride = instr.attrs.get_ints(AttrKey::stride);
-  const auto& pad = instr.attrs.get_ints(AttrKey::lo);
-  const auto& dilation = instr.attrs.get_ints(AttrKey::dilation);
-  const int64_t groups = instr.attrs.get_int(AttrKey::groups);
+  const auto& stride = ir::ConvAttrs::of(instr.attrs).stride;
+  const auto& pad = ir::ConvAttrs::of(instr.attrs).lo;
+  const auto& dilation = ir::ConvAttrs::of(instr.attrs).dilation;
+  const int64_t groups = ir::ConvAttrs::of(instr.attrs).groups;
   const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
   const int64_t o = w.shape[0], cg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   const int64_t oh = out.shape[2], ow = out.shape[3], og = o / groups;

@@ -5,6 +5,7 @@
 #include "backends/reference/kernels.h"
 #include "core/check.h"
 #include "core/philox.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::backends::reference {
 namespace {
@@ -20,13 +21,13 @@ using ir::UnaryOp;
 bool is_float_value(const Value& v) { return is_floating(v.dtype); }
 
 void constant(const ir::Instr& instr, std::span<const Value* const>, Value& out) {
-  double value = instr.attrs.get_float(AttrKey::value);
+  double value = ir::ConstantAttrs::of(instr.attrs).value;
   if (is_floating(out.dtype)) store_f(out, 0, value);
   else store_i(out, 0, static_cast<int64_t>(value));
 }
 
 void iota(const ir::Instr& instr, std::span<const Value* const>, Value& out) {
-  int64_t dim = instr.attrs.get_int(AttrKey::dim);
+  int64_t dim = ir::IotaAttrs::of(instr.attrs).dim;
   std::vector<int64_t> index;
   for (int64_t i = 0; i < out.numel; ++i) {
     unravel(i, out.shape, index);

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "backends/reference/kernels.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::backends::reference {
 namespace {
@@ -20,7 +21,7 @@ int64_t checked_index(const ir::Instr& instr, const Value& index, int64_t i, int
 // output's own position; index_select at the output's coordinate along dim.
 void select_along(const ir::Instr& instr, std::span<const Value* const> in, Value& out, bool per_element) {
   const Value& x = *in[0];
-  int64_t dim = instr.attrs.get_int(AttrKey::dim);
+  int64_t dim = ir::DimAttrs::of(instr.attrs).dim;
   std::vector<int64_t> strides = strides_of(x.shape);
   std::vector<int64_t> index;
   int64_t size = dtype_size(x.dtype);
@@ -38,7 +39,7 @@ void scatter_add(const ir::Instr& instr, std::span<const Value* const> in, Value
   const Value& x = *in[0];
   const Value& idx = *in[1];
   const Value& src = *in[2];
-  int64_t dim = instr.attrs.get_int(AttrKey::dim);
+  int64_t dim = ir::DimAttrs::of(instr.attrs).dim;
   std::memcpy(out.buffer->data(), x.buffer->data(), x.numel * dtype_size(x.dtype));
   std::vector<int64_t> strides = strides_of(x.shape);
   std::vector<int64_t> index;

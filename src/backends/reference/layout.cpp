@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "backends/reference/kernels.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::backends::reference {
 namespace {
@@ -30,14 +31,14 @@ void reshape(const ir::Instr&, std::span<const Value* const> in, Value& out) {
 }
 
 void transpose(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
-  const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+  const auto& perm = ir::TransposeAttrs::of(instr.attrs).perm;
   gather_elements(*in[0], out, [&](const auto& o, auto& i) {
     for (size_t k = 0; k < perm.size(); ++k) i[perm[k]] = o[k];
   });
 }
 
 void broadcast(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
-  const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+  const auto& dims = ir::BroadcastAttrs::of(instr.attrs).dims;
   const Shape& in_shape = in[0]->shape;
   gather_elements(*in[0], out, [&](const auto& o, auto& i) {
     for (size_t k = 0; k < dims.size(); ++k) i[k] = in_shape[k] == 1 ? 0 : o[dims[k]];
@@ -45,15 +46,15 @@ void broadcast(const ir::Instr& instr, std::span<const Value* const> in, Value& 
 }
 
 void slice(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
-  const auto& start = instr.attrs.get_ints(AttrKey::start);
-  const auto& stride = instr.attrs.get_ints(AttrKey::stride);
+  const auto& start = ir::SliceAttrs::of(instr.attrs).start;
+  const auto& stride = ir::SliceAttrs::of(instr.attrs).stride;
   gather_elements(*in[0], out, [&](const auto& o, auto& i) {
     for (size_t k = 0; k < o.size(); ++k) i[k] = start[k] + o[k] * stride[k];
   });
 }
 
 void flip(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
-  const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+  const auto& dims = ir::FlipAttrs::of(instr.attrs).dims;
   gather_elements(*in[0], out, [&](const auto& o, auto& i) {
     i.assign(o.begin(), o.end());
     for (int64_t d : dims) i[d] = out.shape[d] - 1 - o[d];
@@ -61,7 +62,7 @@ void flip(const ir::Instr& instr, std::span<const Value* const> in, Value& out) 
 }
 
 void concat(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
-  int64_t dim = instr.attrs.get_int(AttrKey::dim);
+  int64_t dim = ir::DimAttrs::of(instr.attrs).dim;
   std::vector<int64_t> out_strides = strides_of(out.shape);
   std::vector<int64_t> index, out_index;
   int64_t base = 0;
@@ -76,8 +77,8 @@ void concat(const ir::Instr& instr, std::span<const Value* const> in, Value& out
 }
 
 void pad(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
-  const auto& lo = instr.attrs.get_ints(AttrKey::lo);
-  double value = instr.attrs.get_float(AttrKey::value);
+  const auto& lo = ir::PadAttrs::of(instr.attrs).lo;
+  double value = ir::PadAttrs::of(instr.attrs).value;
   for (int64_t o = 0; o < out.numel; ++o) {
     if (is_floating(out.dtype)) store_f(out, o, value);
     else store_i(out, o, static_cast<int64_t>(value));

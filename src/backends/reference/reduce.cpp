@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backends/reference/kernels.h"
+#include "ir/op_attrs.h"
 
 namespace xlite::backends::reference {
 namespace {
@@ -17,7 +18,7 @@ struct Folds {
   std::vector<int64_t> offsets;  // per reduced position (the reduced dims)
 };
 
-Folds folds_of(const Shape& in_shape, const std::vector<int64_t>& dims) {
+Folds folds_of(const Shape& in_shape, std::span<const int64_t> dims) {
   const std::vector<int64_t> strides = strides_of(in_shape);
   Shape kept, reduced;
   std::vector<int64_t> kept_strides, reduced_strides;
@@ -101,7 +102,7 @@ int64_t fold_integers(OpId op, const Value& x, int64_t base, const std::vector<i
 
 void reduce(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
   const Value& x = *in[0];
-  const Folds folds = folds_of(x.shape, instr.attrs.get_ints(AttrKey::dims));
+  const Folds folds = folds_of(x.shape, ir::ReduceAttrs::of(instr.attrs).dims);
   for (int64_t o = 0; o < out.numel; ++o) {
     if (is_floating(x.dtype)) store_f(out, o, fold_floats(instr.op, x, folds.bases[o], folds.offsets));
     else store_i(out, o, fold_integers(instr.op, x, folds.bases[o], folds.offsets));
@@ -111,7 +112,8 @@ void reduce(const ir::Instr& instr, std::span<const Value* const> in, Value& out
 // The first maximum (or minimum) along dim; NaN counts as the extreme value, like PyTorch.
 void arg_reduce(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
   const Value& x = *in[0];
-  const Folds folds = folds_of(x.shape, {instr.attrs.get_int(AttrKey::dim)});
+  const int64_t dim = ir::ArgReduceAttrs::of(instr.attrs).dim;
+  const Folds folds = folds_of(x.shape, std::span<const int64_t>(&dim, 1));
   const bool want_max = instr.op == OpId::argmax;
   for (int64_t o = 0; o < out.numel; ++o) {
     int64_t best_index = folds.offsets.empty() ? -1 : 0;  // -1: nothing to pick from

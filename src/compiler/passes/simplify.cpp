@@ -17,7 +17,7 @@ std::optional<double> constant_value(const Rewriter& rw, int32_t index) {
   const Instr* instr = &rw.at(index);
   while (instr->op == OpId::broadcast) instr = &rw.at(instr->operands[0]);
   if (instr->op != OpId::constant) return std::nullopt;
-  return instr->attrs.get_float(AttrKey::value);
+  return ir::ConstantAttrs::of(instr->attrs).value;
 }
 
 bool same_type(const Instr& a, const Instr& b) { return a.shape == b.shape && a.dtype == b.dtype; }
@@ -60,20 +60,20 @@ std::optional<int32_t> identity_of(const Rewriter& rw, const Instr& instr) {
         // Same type is a no-op for reshape and convert; for the others the attributes must be identities.
         if (instr.op == OpId::reshape || instr.op == OpId::convert) return instr.operands[0];
         if (instr.op == OpId::slice) {
-          const auto& stride = instr.attrs.get_ints(AttrKey::stride);
+          const auto& stride = ir::SliceAttrs::of(instr.attrs).stride;
           if (std::all_of(stride.begin(), stride.end(), [](int64_t s) { return s == 1; })) return instr.operands[0];
         }
         if (instr.op == OpId::broadcast) {
-          const auto& dims = instr.attrs.get_ints(AttrKey::dims);
+          const auto& dims = ir::BroadcastAttrs::of(instr.attrs).dims;
           std::vector<int64_t> iota(dims.size());
           std::iota(iota.begin(), iota.end(), 0);
-          if (dims == iota) return instr.operands[0];
+          if (std::ranges::equal(dims, iota)) return instr.operands[0];
         }
         if (instr.op == OpId::transpose) {
-          const auto& perm = instr.attrs.get_ints(AttrKey::perm);
+          const auto& perm = ir::TransposeAttrs::of(instr.attrs).perm;
           std::vector<int64_t> iota(perm.size());
           std::iota(iota.begin(), iota.end(), 0);
-          if (perm == iota) return instr.operands[0];
+          if (std::ranges::equal(perm, iota)) return instr.operands[0];
         }
       }
       break;
