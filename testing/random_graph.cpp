@@ -15,6 +15,7 @@
 #include "compiler/cache.h"
 #include "core/elements.h"
 #include "ir/node.h"
+#include "ir/op_attrs.h"
 #include "runtime/allocator.h"
 #include "xlite/error.h"
 
@@ -224,8 +225,7 @@ class Generator {
   }
 
   int32_t parameter(Shape s, DType d) {
-    Attrs attrs;
-    attrs.set_int(AttrKey::index, g_.num_parameters);
+    Attrs attrs = ir::ParameterAttrs{.index = g_.num_parameters}.to_attrs();
     double bound = is_floating(d) ? 2.0 : d == DType::bool_ ? 1.0 : 19.0;
     int32_t v = push(OpId::parameter, {}, std::move(attrs), {s, d}, {true, false, bound});
     ++g_.num_parameters;
@@ -233,17 +233,13 @@ class Generator {
   }
 
   int32_t constant(DType d, double value) {
-    Attrs attrs;
-    attrs.set_float(AttrKey::value, value);
-    attrs.set_dtype(AttrKey::dtype, d);
+    Attrs attrs = ir::ConstantAttrs{.value = value, .dtype = d}.to_attrs();
     bool special = !std::isfinite(value);
     return emit(OpId::constant, {}, std::move(attrs), {true, special, special ? 0.0 : std::fabs(value)});
   }
 
   int32_t broadcast(int32_t v, Shape to, std::vector<int64_t> dims) {
-    Attrs attrs;
-    attrs.set_ints(AttrKey::shape, to);
-    attrs.set_ints(AttrKey::dims, dims);
+    Attrs attrs = ir::BroadcastAttrs{.shape = to, .dims = dims}.to_attrs();
     return emit(OpId::broadcast, {v}, std::move(attrs), info(v));
   }
 
@@ -253,10 +249,7 @@ class Generator {
   }
 
   int32_t iota(Shape s, int64_t dim, DType d) {
-    Attrs attrs;
-    attrs.set_ints(AttrKey::shape, s);
-    attrs.set_int(AttrKey::dim, dim);
-    attrs.set_dtype(AttrKey::dtype, d);
+    Attrs attrs = ir::IotaAttrs{.shape = s, .dim = dim, .dtype = d}.to_attrs();
     return emit(OpId::iota, {}, std::move(attrs), {true, false, static_cast<double>(std::max<int64_t>(s[dim] - 1, 0))});
   }
 
@@ -333,8 +326,7 @@ class Generator {
   }
 
   int32_t convert(int32_t v, DType to, const Info& inf) {
-    Attrs attrs;
-    attrs.set_dtype(AttrKey::dtype, to);
+    Attrs attrs = ir::ConvertAttrs{.dtype = to}.to_attrs();
     return emit(OpId::convert, {v}, std::move(attrs), inf);
   }
 
@@ -524,9 +516,7 @@ class Generator {
     int32_t seed = scalar_i64();
     int32_t offset = chance(0.25) ? seed : scalar_i64();
     bool normal = chance(0.5);
-    Attrs attrs;
-    attrs.set_ints(AttrKey::shape, random_shape());
-    attrs.set_dtype(AttrKey::dtype, chance(0.75) ? DType::f32 : DType::f64);
+    Attrs attrs = ir::RandomAttrs{.shape = random_shape(), .dtype = chance(0.75) ? DType::f32 : DType::f64}.to_attrs();
     // Uniform draws are bit manipulations, exact everywhere; normal draws go through log, sqrt and cos.
     emit(normal ? OpId::rng_normal : OpId::rng_uniform, {seed, offset}, std::move(attrs),
          normal ? Info{false, false, 6.0} : Info{true, false, 1.0});
@@ -760,9 +750,7 @@ class Generator {
     if (extreme) std::erase_if(dims, [&](int64_t d) { return shape(x)[d] == 0; });
     double count = 1;
     for (int64_t d : dims) count *= static_cast<double>(shape(x)[d]);
-    Attrs attrs;
-    attrs.set_ints(AttrKey::dims, dims);
-    attrs.set_bool(AttrKey::keepdim, chance(0.5));
+    Attrs attrs = ir::ReduceAttrs{.dims = dims, .keepdim = chance(0.5)}.to_attrs();
     Info r;
     if (extreme) {
       r = info(x);
@@ -797,9 +785,7 @@ class Generator {
       r = {false, false, count * info(x).bound + 0.01};
     }
     const bool keepdim = chance(0.5);
-    Attrs attrs;
-    attrs.set_ints(AttrKey::dims, {last});
-    attrs.set_bool(AttrKey::keepdim, keepdim);
+    Attrs attrs = ir::ReduceAttrs{.dims = std::vector<int64_t>{last}, .keepdim = keepdim}.to_attrs();
     const int32_t stat = emit(op, {x}, std::move(attrs), r);
     std::vector<int64_t> dims(static_cast<size_t>(keepdim ? last + 1 : last));
     std::iota(dims.begin(), dims.end(), 0);
@@ -817,9 +803,7 @@ class Generator {
       if (shape(x)[d] > 0) dims.push_back(d);
     if (dims.empty()) throw Reject{};
     int64_t dim = choose(dims);
-    Attrs attrs;
-    attrs.set_int(AttrKey::dim, dim);
-    attrs.set_bool(AttrKey::keepdim, chance(0.5));
+    Attrs attrs = ir::ArgReduceAttrs{.dim = dim, .keepdim = chance(0.5)}.to_attrs();
     emit(op, {x}, std::move(attrs), {true, false, static_cast<double>(shape(x)[dim] - 1)});
   }
 
@@ -846,8 +830,7 @@ class Generator {
       to.assign(r, 1);
       for (int64_t f : factors) to[uniform(0, r - 1)] *= f;
     }
-    Attrs attrs;
-    attrs.set_ints(AttrKey::shape, to);
+    Attrs attrs = ir::ReshapeAttrs{.shape = to}.to_attrs();
     emit(OpId::reshape, {x}, std::move(attrs), info(x));
   }
 
@@ -856,8 +839,7 @@ class Generator {
     std::vector<int64_t> perm;
     for (int d = 0; d < rank(x); ++d) perm.push_back(d);
     shuffle(perm);
-    Attrs attrs;
-    attrs.set_ints(AttrKey::perm, perm);
+    Attrs attrs = ir::TransposeAttrs{.perm = perm}.to_attrs();
     emit(OpId::transpose, {x}, std::move(attrs), info(x));
   }
 
@@ -890,10 +872,7 @@ class Generator {
       limit.push_back(l);
       stride.push_back(chance(0.6) ? 1 : uniform(1, 3));
     }
-    Attrs attrs;
-    attrs.set_ints(AttrKey::start, start);
-    attrs.set_ints(AttrKey::limit, limit);
-    attrs.set_ints(AttrKey::stride, stride);
+    Attrs attrs = ir::SliceAttrs{.start = start, .limit = limit, .stride = stride}.to_attrs();
     emit(OpId::slice, {x}, std::move(attrs), info(x));
   }
 
@@ -915,8 +894,7 @@ class Generator {
       parts.push_back(part);
     }
     shuffle(parts);
-    Attrs attrs;
-    attrs.set_int(AttrKey::dim, dim);
+    Attrs attrs = ir::DimAttrs{.dim = dim}.to_attrs();
     emit(OpId::concat, std::move(parts), std::move(attrs), r);
   }
 
@@ -929,10 +907,7 @@ class Generator {
     }
     const DType d = dtype(x);
     double value = opt_.special_values && is_floating(d) && chance(0.08) ? special_value() : nice_value(d);
-    Attrs attrs;
-    attrs.set_ints(AttrKey::lo, lo);
-    attrs.set_ints(AttrKey::hi, hi);
-    attrs.set_float(AttrKey::value, value);
+    Attrs attrs = ir::PadAttrs{.lo = lo, .hi = hi, .value = value}.to_attrs();
     Info r = info(x);
     if (std::isfinite(value))
       r.bound = std::max(r.bound, std::fabs(value));
@@ -943,8 +918,7 @@ class Generator {
 
   void step_flip() {
     int32_t x = operand([](int32_t) { return true; }, any_dtype());
-    Attrs attrs;
-    attrs.set_ints(AttrKey::dims, random_dims_subset(rank(x)));
+    Attrs attrs = ir::FlipAttrs{.dims = random_dims_subset(rank(x))}.to_attrs();
     emit(OpId::flip, {x}, std::move(attrs), info(x));
   }
 
@@ -965,8 +939,7 @@ class Generator {
     const int64_t dim = uniform(0, rank(x) - 1);
     Shape s = index_shape(x, dim);
     int32_t index = make_index(s, shape(x)[dim]);
-    Attrs attrs;
-    attrs.set_int(AttrKey::dim, dim);
+    Attrs attrs = ir::DimAttrs{.dim = dim}.to_attrs();
     emit(OpId::gather, {x, index}, std::move(attrs), info(x));
   }
 
@@ -975,8 +948,7 @@ class Generator {
     const int64_t dim = uniform(0, rank(x) - 1);
     int64_t length = shape(x)[dim] == 0 ? 0 : chance(0.05) ? 0 : uniform(1, 8);
     int32_t index = make_index({length}, shape(x)[dim]);
-    Attrs attrs;
-    attrs.set_int(AttrKey::dim, dim);
+    Attrs attrs = ir::DimAttrs{.dim = dim}.to_attrs();
     emit(OpId::index_select, {x, index}, std::move(attrs), info(x));
   }
 
@@ -998,8 +970,7 @@ class Generator {
       src = bounded(src, 32);
     }
     double bound = info(x).bound + static_cast<double>(s[dim]) * info(src).bound;
-    Attrs attrs;
-    attrs.set_int(AttrKey::dim, dim);
+    Attrs attrs = ir::DimAttrs{.dim = dim}.to_attrs();
     emit(OpId::scatter_add, {x, index, src}, std::move(attrs), {!is_floating(d), false, bound});
   }
 
@@ -1031,14 +1002,12 @@ class Generator {
   int32_t gemm_view(int32_t a) {
     const Shape s = shape(a);
     const int r = rank(a);
-    Attrs attrs;
     if (r >= 3 && chance(0.4)) {
       std::vector<int64_t> perm(static_cast<size_t>(r));
       std::iota(perm.begin(), perm.end(), 0);
       std::swap(perm[0], perm[static_cast<size_t>(r - 3)]);
       if (r == 3) std::swap(perm[0], perm[1]);  // then it would be the identity: swap the batch and row dims
-      attrs.set_ints(AttrKey::perm, perm);
-      return emit(OpId::transpose, {a}, std::move(attrs), info(a));
+      return emit(OpId::transpose, {a}, ir::TransposeAttrs{.perm = perm}.to_attrs(), info(a));
     }
     const int64_t dim = r - 1 - uniform(0, 1);
     if (s[dim] < 2) return a;
@@ -1046,10 +1015,7 @@ class Generator {
     start[dim] = uniform(1, s[dim] - 1);
     limit[dim] = uniform(start[dim] + 1, s[dim]);
     if (chance(0.2)) stride[dim] = 2;
-    attrs.set_ints(AttrKey::start, start);
-    attrs.set_ints(AttrKey::limit, limit);
-    attrs.set_ints(AttrKey::stride, stride);
-    return emit(OpId::slice, {a}, std::move(attrs), info(a));
+    return emit(OpId::slice, {a}, ir::SliceAttrs{.start = start, .limit = limit, .stride = stride}.to_attrs(), info(a));
   }
 
   void step_conv2d() {
@@ -1080,12 +1046,8 @@ class Generator {
     int32_t w = source(ws, dtype(x), {false, true});
     x = bounded(x, 8);
     w = bounded(w, 8);
-    Attrs attrs;
-    attrs.set_ints(AttrKey::stride, stride);
-    attrs.set_ints(AttrKey::lo, lo);
-    attrs.set_ints(AttrKey::hi, hi);
-    attrs.set_ints(AttrKey::dilation, dilation);
-    attrs.set_int(AttrKey::groups, groups);
+    Attrs attrs =
+        ir::ConvAttrs{.stride = stride, .lo = lo, .hi = hi, .dilation = dilation, .groups = groups}.to_attrs();
     double bound = static_cast<double>(ws[1] * ws[2] * ws[3]) * info(x).bound * info(w).bound + 0.01;
     emit(OpId::conv2d, {x, w}, std::move(attrs), {false, false, bound});
   }
@@ -1115,7 +1077,8 @@ class Generator {
     for (int64_t i = 0; i < g_.num_parameters; ++i) order.push_back(i);
     if (chance(0.5)) shuffle(order);
     for (ir::Instr& instr : g_.instrs)
-      if (instr.op == OpId::parameter) instr.attrs.set_int(AttrKey::index, order[instr.attrs.get_int(AttrKey::index)]);
+      if (instr.op == OpId::parameter)
+        instr.attrs = ir::ParameterAttrs{.index = order[ir::ParameterAttrs::of(instr.attrs).index]}.to_attrs();
   }
 
   std::mt19937_64 rng_;
@@ -1186,7 +1149,7 @@ std::vector<BufferPtr> random_arguments(const ir::Graph& graph, uint64_t seed) {
   std::vector<BufferPtr> args(graph.num_parameters);
   for (const ir::Instr& instr : graph.instrs) {
     if (instr.op != OpId::parameter) continue;
-    int64_t index = instr.attrs.get_int(AttrKey::index);
+    int64_t index = ir::ParameterAttrs::of(instr.attrs).index;
     if (index < 0 || index >= graph.num_parameters || args[index])
       throw Error("[random_arguments] parameter index " + std::to_string(index) + " is out of range or repeated");
     const int64_t n = numel(instr.shape);
