@@ -56,6 +56,14 @@ std::vector<int32_t> graph_instrs_of_body(const Region& region) {
   return ids;
 }
 
+// Where a library call's operand stands among the step's inputs.
+size_t input_position(const Region& region, int32_t value) {
+  auto it = std::find(region.inputs.begin(), region.inputs.end(), value);
+  XLITE_CHECK(it != region.inputs.end(), "[cpu] %" + std::to_string(region.root) + " reads %" + std::to_string(value) +
+                                             ", which is not among its inputs");
+  return static_cast<size_t>(it - region.inputs.begin());
+}
+
 // A fused loop or reduction: generated code run over the output's elements, split across cores when the
 // elements it reads are many.
 class KernelThunk final : public runtime::Thunk {
@@ -144,12 +152,6 @@ class MatmulThunk final : public runtime::Thunk {
   }
 
  private:
-  static size_t input_position(const Region& region, int32_t value) {
-    auto it = std::find(region.inputs.begin(), region.inputs.end(), value);
-    XLITE_CHECK(it != region.inputs.end(), "[cpu] a matmul reads %" + std::to_string(value) + ", which is not its input");
-    return static_cast<size_t>(it - region.inputs.begin());
-  }
-
   int64_t bytes_;
   compiler::StridedView view_a_, view_b_;
   size_t input_a_ = 0, input_b_ = 0;
@@ -175,10 +177,6 @@ class ConvThunk final : public runtime::Thunk {
   }
 
  private:
-  static size_t input_position(const Region& region, int32_t value) {
-    return static_cast<size_t>(std::find(region.inputs.begin(), region.inputs.end(), value) - region.inputs.begin());
-  }
-
   int64_t bytes_;
   size_t input_ = 0, weight_ = 0;
   std::shared_ptr<Conv2d> conv_;
