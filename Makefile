@@ -5,6 +5,8 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
+# Extra CMake options for every build, e.g. CMAKE_FLAGS=-DXLITE_WERROR=ON (what CI uses).
+CMAKE_FLAGS ?=
 
 .PHONY: all deps build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench build-fuzz fuzz fuzz-ci
 
@@ -14,11 +16,11 @@ deps:
 	bash scripts/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_SANITIZE=ON -DXLITE_BUILD_EXAMPLES=OFF
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_SANITIZE=ON -DXLITE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 test-release: build
@@ -33,7 +35,7 @@ test-asan: build-asan
 # libgomp is not instrumented, so the synchronisation inside its teams would be invisible to TSan.
 TSAN_TESTS = Threads.*:LiveTensors.*:CompileSoundness.*:CompileReplay.*:AutogradInPlace.*:Metrics.*
 build-tsan: deps
-	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_SANITIZE_THREAD=ON -DXLITE_BUILD_EXAMPLES=OFF
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_SANITIZE_THREAD=ON -DXLITE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target xlite_tests
 
 test-tsan: build-tsan
@@ -50,7 +52,7 @@ FUZZ_SECONDS ?= 60
 build-fuzz:
 	bash scripts/install-fuzz-deps.sh
 	CC=clang-19 CXX=clang++-19 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_FUZZ=ON \
-		-DXLITE_BUILD_TESTS=OFF -DXLITE_BUILD_EXAMPLES=OFF
+		-DXLITE_BUILD_TESTS=OFF -DXLITE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_load fuzz_ir xlite-fuzz-seeds
 
 fuzz-ci: build-fuzz

@@ -41,7 +41,7 @@ TEST(CompileStep, HundredStepsCompileEachProgramOnce) {
       EXPECT_EQ(xl::metrics::counter_value("Execute"), executes_before + 1) << "one program per step, eager " << eager;
       if (!step.last_call().replayed) {
         xl::debug::SyncInfo sync = xl::debug::last_sync();
-        if (programs.count(sync.graph_hash)) EXPECT_TRUE(sync.cache_hit) << "compiled twice, eager " << eager;
+        if (programs.count(sync.graph_hash)) { EXPECT_TRUE(sync.cache_hit) << "compiled twice, eager " << eager; }
         programs_compiled_here += sync.cache_hit ? 0 : 1;
         programs.insert(sync.graph_hash);
       }

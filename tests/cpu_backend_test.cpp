@@ -194,7 +194,7 @@ TEST(CpuBackend, MatmulTimesBothLibraryPathsThenKeepsOne) {
   EXPECT_EQ(product.path(), Matmul::Path::undecided);
   std::vector<float> out(m * n);
   for (int run = 0; run < 9; ++run) {
-    if (run == 7) EXPECT_EQ(product.path(), Matmul::Path::undecided) << "decided before both paths ran 4 times";
+    if (run == 7) { EXPECT_EQ(product.path(), Matmul::Path::undecided) << "decided before both paths ran 4 times"; }
     std::fill(out.begin(), out.end(), NAN);
     product.run(a_t.data(), b.data(), out.data());
     for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(out[i], want[i], 1e-3f) << "run " << run << " element " << i;

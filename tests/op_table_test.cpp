@@ -82,16 +82,17 @@ TEST(OpTable, TraitsAreConsistentWithClasses) {
   for (OpId op : AllOps()) {
     const xl::ir::OpInfo& info = xl::ir::op_info(op);
     SCOPED_TRACE(std::string(info.name));
-    if (info.has(xl::ir::kRaisesOnIntegers)) EXPECT_EQ(info.cls, OpClass::Binary);
+    if (info.has(xl::ir::kRaisesOnIntegers)) { EXPECT_EQ(info.cls, OpClass::Binary); }
     if (info.has(xl::ir::kPiecewiseConstant)) {
       EXPECT_TRUE(xl::ir::is_elementwise_class(info.cls));
       EXPECT_FALSE(xl::ir::is_differentiable(op));
     }
     // Fusion recomputes expensive values inside the regions that read them, which only works for values
     // computed per element.
-    if (info.has(xl::ir::kExpensive))
+    if (info.has(xl::ir::kExpensive)) {
       EXPECT_TRUE(xl::ir::is_elementwise_class(info.cls) || info.cls == OpClass::Random ||
                   info.cls == OpClass::Gather || info.cls == OpClass::IndexSelect);
+    }
   }
 }
 
@@ -112,8 +113,9 @@ TEST(OpTable, GradientsFlowExactlyThroughDifferentiableOps) {
 // gradient. The switches are exhaustive (-Werror=switch); this checks the tables and dispatch around them.
 TEST(OpTable, EveryOpHasAReferenceKernel) {
   for (OpId op : AllOps())
-    if (op != OpId::parameter)
+    if (op != OpId::parameter) {
       EXPECT_NE(xl::backends::reference::kernels()[static_cast<int>(op)], nullptr) << xl::ir::op_name(op);
+    }
 }
 
 namespace {

@@ -104,9 +104,10 @@ TEST(RandomGraph, GraphsVerifyAndRoundTripThroughText) {
     std::vector<xl::BufferPtr> args = xt::random_arguments(g, seed);
     ASSERT_EQ(static_cast<int64_t>(args.size()), g.num_parameters);
     for (const auto& instr : g.instrs)
-      if (instr.op == OpId::parameter)
+      if (instr.op == OpId::parameter) {
         EXPECT_GE(args[instr.attrs.get_int(xl::ir::AttrKey::index)]->bytes(),
                   static_cast<size_t>(xl::numel(instr.shape) * xl::dtype_size(instr.dtype)));
+      }
   }
 }
 
@@ -185,8 +186,9 @@ TEST(RandomGraph, RespectsOptions) {
       EXPECT_LE(xl::numel(instr.shape), 64);
       EXPECT_NE(instr.op, OpId::rng_uniform);
       EXPECT_NE(instr.op, OpId::rng_normal);
-      if (instr.op == OpId::constant || instr.op == OpId::pad)
+      if (instr.op == OpId::constant || instr.op == OpId::pad) {
         EXPECT_FALSE(is_special(instr.attrs.get_float(xl::ir::AttrKey::value))) << xl::ir::to_text(g);
+      }
     }
   }
 }
@@ -235,7 +237,7 @@ TEST(RandomGraph, BackendsMatchTheReference) {
       ADD_FAILURE() << "'" << backend << "': " << failed.size() << " of " << done
                     << " graphs mismatched; seeds:" << seeds;
     }
-    if (budget.graphs > 0) EXPECT_GT(done, 0);
+    if (budget.graphs > 0) { EXPECT_GT(done, 0); }
   }
 }
 
@@ -252,7 +254,7 @@ TEST(RandomGraph, OutOfRangeIndicesThrowInEveryBackend) {
     auto args = xt::random_arguments(graph, seed);
     xt::BackendRun reference = xt::run_backend(graph, args, "reference");
     reference_threw += reference.threw;
-    if (reference.threw) EXPECT_TRUE(reference.threw_xlite_error) << reference.error;
+    if (reference.threw) { EXPECT_TRUE(reference.threw_xlite_error) << reference.error; }
     for (const std::string& backend : xc::backend_names()) {
       if (backend == "reference") continue;
       xt::Comparison c = xt::compare_runs(graph, xt::run_backend(graph, args, backend), reference, kRtol, kAtol);
