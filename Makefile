@@ -8,7 +8,7 @@ FUZZ_BUILD ?= build-fuzz
 # Extra CMake options for every build, e.g. CMAKE_FLAGS=-DXLITE_WERROR=ON (what CI uses).
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench build-fuzz fuzz fuzz-ci
+.PHONY: all deps format format-check build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench build-fuzz fuzz fuzz-ci
 
 all: build
 
@@ -41,6 +41,14 @@ build-tsan: deps
 test-tsan: build-tsan
 	OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		$(TSAN_BUILD)/xlite_tests --gtest_filter='$(TSAN_TESTS)'
+
+# Every C++ file of ours in the style of .clang-format (clang-format-19, installed by scripts/install-deps.sh).
+FORMAT_FILES = git ls-files 'src/*.cpp' 'src/*.h' 'include/*.h' 'tests/*.cpp' 'tests/*.h' 'tools/*.cpp' \
+	'testing/*.cpp' 'testing/*.h' 'fuzz/*.cpp' 'bench/*.cpp' 'examples/*.cpp'
+format: deps
+	$(FORMAT_FILES) | xargs clang-format-19 -i
+format-check: deps
+	$(FORMAT_FILES) | xargs clang-format-19 --dry-run -Werror
 
 test: test-release test-asan test-tsan
 
