@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
   std::string what = parse_args(argc, argv);
   torch::set_num_threads(2);
   std::printf("# settings: torch " TORCH_VERSION " threads=%d%s runs=%d\n", torch::get_num_threads(),
-              env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(), g_runs);
+              env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(),
+              g_runs);
   if (what == "all" || what == "elementwise") bench_elementwise();
   if (what == "all" || what == "norm") bench_norm();
   if (what == "all" || what == "matmul") {

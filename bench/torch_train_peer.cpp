@@ -174,7 +174,8 @@ int main(int argc, char** argv) {
   const char* threads_env = std::getenv("OMP_NUM_THREADS");
   torch::set_num_threads(threads_env ? std::max(1, std::atoi(threads_env)) : 2);
   std::printf("# settings: torch_train_peer torch " TORCH_VERSION " threads=%d%s runs=%d\n", torch::get_num_threads(),
-              env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(), g_runs);
+              env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(),
+              g_runs);
   if (what == "all" || what == "mlp") bench_mlp();
   if (what == "all" || what == "transformer") bench_transformer();
   return 0;

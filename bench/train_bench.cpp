@@ -82,9 +82,9 @@ std::string fmt(double v, const char* f = "%.6g") {
 void note_plan(const std::string& what, const std::vector<xl::Tensor>& outputs) {
   xl::debug::MemoryStats st = xl::debug::memory_stats(outputs);
   std::string text = xl::debug::graph_text(outputs);
-  note(what + ": " + std::to_string(count_nodes(text)) + " IR nodes, " + std::to_string(st.kernels) + " kernels, temp " +
-       fmt(st.temp_bytes / 1048576.0, "%.1f") + " MiB, arguments " + fmt(st.argument_bytes / 1048576.0, "%.1f") +
-       " MiB (XLITE_DEBUG=1 prints every fusion decision)");
+  note(what + ": " + std::to_string(count_nodes(text)) + " IR nodes, " + std::to_string(st.kernels) +
+       " kernels, temp " + fmt(st.temp_bytes / 1048576.0, "%.1f") + " MiB, arguments " +
+       fmt(st.argument_bytes / 1048576.0, "%.1f") + " MiB (XLITE_DEBUG=1 prints every fusion decision)");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -148,7 +148,9 @@ void bench_mlp() {
   }
   note("mlp check: compiled loss " + fmt(c0, "%.7f") + " then " + fmt(c1, "%.7f") + " after one SGD step; eager " +
        fmt(e0, "%.7f") + " then " + fmt(e1, "%.7f") + "; max gradient-summary difference compiled vs eager " +
-       fmt(grad_diff(cg, eg), "%.2e") + (std::fabs(c0 - e0) <= 1e-4 * std::fabs(e0) && std::fabs(c1 - e1) <= 1e-4 * std::fabs(e1) ? " (ok)" : " (MISMATCH)"));
+       fmt(grad_diff(cg, eg), "%.2e") +
+       (std::fabs(c0 - e0) <= 1e-4 * std::fabs(e0) && std::fabs(c1 - e1) <= 1e-4 * std::fabs(e1) ? " (ok)"
+                                                                                                 : " (MISMATCH)"));
   mlp.reset();
 
   auto compiled = [&] {
@@ -189,7 +191,7 @@ void bench_mlp() {
     xl::sync({a1, a2, g1, g2, g3});
     auto gemms = [&] {
       xl::NoGradGuard no_grad;
-      xl::sync({xl::matmul(x, w1.t()), xl::matmul(a1, w2.t()), xl::matmul(a2, w3.t()),  // forward
+      xl::sync({xl::matmul(x, w1.t()), xl::matmul(a1, w2.t()), xl::matmul(a2, w3.t()),    // forward
                 xl::matmul(g3, w3), xl::matmul(g2, w2),                                   // input gradients
                 xl::matmul(g3.t(), a2), xl::matmul(g2.t(), a1), xl::matmul(g1.t(), x)});  // weight gradients
     };
@@ -235,7 +237,8 @@ void bench_transformer() {
   std::vector<std::pair<std::string, xl::Tensor>> named = block.named_parameters();
   std::vector<ParamSpec> specs = block_params();
   if (named.size() != specs.size()) {
-    note("transformer: the block has " + std::to_string(named.size()) + " parameters, expected " + std::to_string(specs.size()));
+    note("transformer: the block has " + std::to_string(named.size()) + " parameters, expected " +
+         std::to_string(specs.size()));
     return;
   }
   auto reset = [&] {
@@ -335,7 +338,8 @@ void bench_overhead() {
     nodes = count_nodes(xl::debug::graph_text({h, next}));
   }
   // Check one step against the host (double precision).
-  std::vector<float> hp = p.to_vector<float>(), ha = a.to_vector<float>(), hb = b.to_vector<float>(), hc = c.to_vector<float>();
+  std::vector<float> hp = p.to_vector<float>(), ha = a.to_vector<float>(), hb = b.to_vector<float>(),
+                     hc = c.to_vector<float>();
   std::vector<float> h = step().to_vector<float>(), p1 = p.to_vector<float>();
   double err = 0;
   for (int64_t i = 0; i < kOverheadElems; ++i) {
@@ -371,7 +375,8 @@ void bench_overhead() {
   if (ex.samples > ex0.samples) emit("overhead_1000.execute_us", (ex.total - ex0.total) / steps * 1e-3, "us");
   note("overhead: " + std::to_string(nodes) + " IR nodes per step; " + std::to_string(cached) + " cached and " +
        std::to_string(uncached) + " uncached compiles in " + std::to_string(g_runs * calls) +
-       " timed calls; check after one step: max |xlite - host| = " + fmt(err, "%.2e") + (err <= 1e-4 ? " (ok)" : " (MISMATCH)"));
+       " timed calls; check after one step: max |xlite - host| = " + fmt(err, "%.2e") +
+       (err <= 1e-4 ? " (ok)" : " (MISMATCH)"));
 }
 
 }  // namespace

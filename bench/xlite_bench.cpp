@@ -54,16 +54,16 @@ xl::Tensor ready(xl::Tensor t) {
 // ---------------------------------------------------------------------------------------------------------
 // 1. A chain of 10 elementwise ops on 16M floats: compiled (one fused loop) vs memcpy and vs eager mode.
 xl::Tensor chain10(const xl::Tensor& x) {
-  xl::Tensor y = x * 1.5f;    // 1
-  y = y + 0.25f;              // 2
-  y = xl::abs(y);             // 3
-  y = xl::sqrt(y);            // 4
-  y = y - 0.5f;               // 5
-  y = xl::relu(y);            // 6
-  y = xl::square(y);          // 7
-  y = xl::minimum(y, 4.0f);   // 8
-  y = xl::tanh(y);            // 9
-  y = y * 0.5f;               // 10
+  xl::Tensor y = x * 1.5f;   // 1
+  y = y + 0.25f;             // 2
+  y = xl::abs(y);            // 3
+  y = xl::sqrt(y);           // 4
+  y = y - 0.5f;              // 5
+  y = xl::relu(y);           // 6
+  y = xl::square(y);         // 7
+  y = xl::minimum(y, 4.0f);  // 8
+  y = xl::tanh(y);           // 9
+  y = y * 0.5f;              // 10
   return y;
 }
 
@@ -163,10 +163,12 @@ void bench_norm() {
   {
     xl::Tensor s = xl::softmax(x, -1);
     xl::debug::MemoryStats st = xl::debug::memory_stats({s});
-    note("softmax fusion (" + std::to_string(st.kernels) + " kernels, temp " + std::to_string(st.temp_bytes) + " bytes):\n" + st.fusion);
+    note("softmax fusion (" + std::to_string(st.kernels) + " kernels, temp " + std::to_string(st.temp_bytes) +
+         " bytes):\n" + st.fusion);
     xl::Tensor l = layernorm(x, w, b);
     xl::debug::MemoryStats sl = xl::debug::memory_stats({l});
-    note("layernorm fusion (" + std::to_string(sl.kernels) + " kernels, temp " + std::to_string(sl.temp_bytes) + " bytes):\n" + sl.fusion);
+    note("layernorm fusion (" + std::to_string(sl.kernels) + " kernels, temp " + std::to_string(sl.temp_bytes) +
+         " bytes):\n" + sl.fusion);
   }
   auto softmax = [&] {
     xl::Tensor y = xl::softmax(x, -1);
@@ -207,7 +209,8 @@ void bench_norm() {
     worst_mean = std::max(worst_mean, std::fabs(m));
     worst_var = std::max(worst_var, std::fabs(v - 1));
   }
-  note("layernorm check: max |row mean| = " + std::to_string(worst_mean) + ", max |row var - 1| = " + std::to_string(worst_var));
+  note("layernorm check: max |row mean| = " + std::to_string(worst_mean) +
+       ", max |row var - 1| = " + std::to_string(worst_var));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -242,7 +245,8 @@ void bench_sums() {
   std::vector<float> hx = x.to_vector<float>();
   double want = 0;
   for (float v : hx) want += v;
-  note("sum_all_16M check: |xlite - host| / host = " + std::to_string(std::fabs(xl::sum(x).item<float>() - want) / want));
+  note("sum_all_16M check: |xlite - host| / host = " +
+       std::to_string(std::fabs(xl::sum(x).item<float>() - want) / want));
 
   xl::Tensor small = ready(xl::rand({int64_t{1} << 16}) + 1.0f);
   const int repeats = 256;
@@ -293,16 +297,16 @@ void bench_matmul() {
 // The same 10-op sequence runs in bench/torch_peer.cpp.
 constexpr int kEagerOpsPerStep = 10;
 xl::Tensor eager_step(const xl::Tensor& a, const xl::Tensor& b) {
-  xl::Tensor t = a + b;        // 1
-  t = t * a;                   // 2
-  t = xl::relu(t);             // 3
-  t = t - b;                   // 4
-  t = xl::tanh(t);             // 5
-  t = xl::maximum(t, a);       // 6
-  t = xl::exp(t);              // 7
-  t = t * 0.5f;                // 8
-  t = xl::neg(t);              // 9
-  return xl::sum(t, {0});      // 10
+  xl::Tensor t = a + b;    // 1
+  t = t * a;               // 2
+  t = xl::relu(t);         // 3
+  t = t - b;               // 4
+  t = xl::tanh(t);         // 5
+  t = xl::maximum(t, a);   // 6
+  t = xl::exp(t);          // 7
+  t = t * 0.5f;            // 8
+  t = xl::neg(t);          // 9
+  return xl::sum(t, {0});  // 10
 }
 
 void bench_eager() {

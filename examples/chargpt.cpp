@@ -46,7 +46,8 @@ class CharGPT : public nn::Module {
   CharGPT(const Config& c, int64_t vocab) : config(c) {
     tokens = register_module("tokens", std::make_shared<nn::Embedding>(vocab, c.d_model));
     positions = register_module("positions", std::make_shared<nn::Embedding>(c.context, c.d_model));
-    for (int64_t i = 0; i < c.layers; ++i) blocks.push_back(register_module("block" + std::to_string(i), std::make_shared<Block>(c)));
+    for (int64_t i = 0; i < c.layers; ++i)
+      blocks.push_back(register_module("block" + std::to_string(i), std::make_shared<Block>(c)));
     final_norm = register_module("final_norm", std::make_shared<nn::LayerNorm>(c.d_model));
     head = register_module("head", std::make_shared<nn::Linear>(c.d_model, vocab));
     // Small initial embeddings keep the first logits near uniform.
@@ -126,7 +127,8 @@ int main(int argc, char** argv) {
       x.insert(x.end(), data.begin() + s, data.begin() + s + config.context);
       y.insert(y.end(), data.begin() + s + 1, data.begin() + s + 1 + config.context);
     }
-    return std::make_pair(xl::tensor(x, {config.batch, config.context}), xl::tensor(y, {config.batch * config.context}));
+    return std::make_pair(xl::tensor(x, {config.batch, config.context}),
+                          xl::tensor(y, {config.batch * config.context}));
   };
 
   auto train_step = xl::compile([&](const xl::Tensor& x, const xl::Tensor& y) {
@@ -171,7 +173,8 @@ int main(int argc, char** argv) {
   std::string sample = prompt;
   for (int i = 0; i < 200; ++i) {
     xl::Tensor logits = model.forward(xl::tensor(window, {1, config.context}));
-    std::vector<float> last = xl::softmax(xl::slice(logits, 1, config.context - 1, config.context) / 0.8f, -1).to_vector<float>();
+    std::vector<float> last =
+        xl::softmax(xl::slice(logits, 1, config.context - 1, config.context) / 0.8f, -1).to_vector<float>();
     std::discrete_distribution<int64_t> pick(last.begin(), last.end());
     int64_t next = pick(rng);
     sample.push_back(static_cast<char>(chars[next]));

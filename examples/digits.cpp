@@ -26,7 +26,8 @@ double accuracy(nn::UnaryModule& model, const Split& data) {
   return correct / static_cast<double>(data.y.numel());
 }
 
-double train(const char* name, nn::UnaryModule& model, const Split& train_set, const Split& test_set, int steps, double lr) {
+double train(const char* name, nn::UnaryModule& model, const Split& train_set, const Split& test_set, int steps,
+             double lr) {
   xl::optim::Adam optimizer(model.parameters(), lr);
   auto step = xl::compile([&] {
     optimizer.zero_grad();
@@ -81,19 +82,23 @@ int main(int argc, char** argv) {
     return Split{xl::tensor(x, {n, 64}), xl::tensor(y, {n})};
   };
   Split train_set = make(0, train_count), test_set = make(train_count, order.size());
-  std::printf("digits: %zu images, %zu for training, %zu for testing\n", images.size(), train_count, order.size() - train_count);
+  std::printf("digits: %zu images, %zu for training, %zu for testing\n", images.size(), train_count,
+              order.size() - train_count);
 
   xl::manual_seed(0);
-  nn::Sequential mlp({std::make_shared<nn::Linear>(64, 128), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(128, 10)});
+  nn::Sequential mlp(
+      {std::make_shared<nn::Linear>(64, 128), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(128, 10)});
   double mlp_accuracy = train("mlp", mlp, train_set, test_set, 200, 1e-2);
 
   auto as_images = [](const Split& s) { return Split{xl::reshape(s.x, {-1, 1, 8, 8}), s.y}; };
-  nn::Sequential cnn({std::make_shared<nn::Conv2d>(1, 16, 3, 1, 1), std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2),
-                      std::make_shared<nn::Conv2d>(16, 32, 3, 1, 1), std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2),
-                      std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(32 * 2 * 2, 10)});
+  nn::Sequential cnn({std::make_shared<nn::Conv2d>(1, 16, 3, 1, 1), std::make_shared<nn::ReLU>(),
+                      std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Conv2d>(16, 32, 3, 1, 1),
+                      std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2), std::make_shared<nn::Flatten>(),
+                      std::make_shared<nn::Linear>(32 * 2 * 2, 10)});
   train("cnn", cnn, as_images(train_set), as_images(test_set), 150, 1e-2);
 
-  std::printf("compiles: %lld new, %lld cached\n", static_cast<long long>(xl::metrics::counter_value("UncachedCompile")),
+  std::printf("compiles: %lld new, %lld cached\n",
+              static_cast<long long>(xl::metrics::counter_value("UncachedCompile")),
               static_cast<long long>(xl::metrics::counter_value("CachedCompile")));
   if (mlp_accuracy < 0.95) {
     std::fprintf(stderr, "digits: the MLP reached %.2f%%, below the 95%% goal\n", 100 * mlp_accuracy);

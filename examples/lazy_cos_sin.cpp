@@ -8,7 +8,7 @@ namespace xl = xlite;
 
 int main() {
   auto a = xl::tensor(100.0f, xl::device());  // nothing runs
-  auto b = xl::cos(a);                         // builds a node
+  auto b = xl::cos(a);                        // builds a node
   auto c = xl::sin(b);
   std::cout << "pending graph of b and c:\n" << xl::debug::graph_text({b, c});
   std::cout << "executions before sync: " << xl::metrics::counter_value("Execute") << "\n";

@@ -42,7 +42,8 @@ void write_checkpoints(const fs::path& dir) {
 void write_graphs(const fs::path& dir) {
   xl::testing::RandomGraphOptions small;
   for (uint64_t seed = 0; seed < 64; ++seed)
-    write_file(dir / ("random_" + std::to_string(seed) + ".ir"), xl::ir::to_text(xl::testing::random_graph(seed, small)));
+    write_file(dir / ("random_" + std::to_string(seed) + ".ir"),
+               xl::ir::to_text(xl::testing::random_graph(seed, small)));
   const char* hand[] = {
       "%0 = constant(value=-nan, dtype=f32) : f32[]\nreturn %0\n",
       "%0 = constant(value=nan_0x1, dtype=f64) : f64[]\n%1 = add(%0, %0) : f64[]\nreturn %1\n",

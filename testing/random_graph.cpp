@@ -773,8 +773,9 @@ class Generator {
   // with it, as softmax's x - max and layernorm's x - mean are: the shape the backend computes inside the
   // loop that reads it, one row at a time.
   void step_row_stat() {
-    int32_t x = operand([&](int32_t v) { return is_floating(dtype(v)) && clean(v) && rank(v) >= 2 && shape(v).back() > 1; },
-                        float_dtype(), 2);
+    int32_t x =
+        operand([&](int32_t v) { return is_floating(dtype(v)) && clean(v) && rank(v) >= 2 && shape(v).back() > 1; },
+                float_dtype(), 2);
     if (!is_floating(dtype(x)) || !clean(x) || rank(x) < 2 || shape(x).back() <= 1) throw Reject{};
     const OpId op = choose({OpId::reduce_sum, OpId::reduce_max, OpId::reduce_min});
     const int64_t last = rank(x) - 1;
@@ -1134,7 +1135,9 @@ std::string instr_line(const std::string& text, int32_t i) {
 
 std::string describe(const BackendRun& run) {
   if (run.threw)
-    return std::string(run.threw_internal ? "threw xlite::InternalError: " : run.threw_xlite_error ? "threw xlite::Error: " : "threw ") +
+    return std::string(run.threw_internal      ? "threw xlite::InternalError: "
+                       : run.threw_xlite_error ? "threw xlite::Error: "
+                                               : "threw ") +
            run.error;
   return "returned " + std::to_string(run.outputs.size()) + " outputs";
 }

@@ -29,7 +29,7 @@ class Generator {
     const ir::OpInfo& info = ir::op_info(c.op);
     const int arity = info.arity >= 0 ? info.arity : static_cast<int>(uniform(0, 4));
     const DType common = info.cls == ir::OpClass::Logical && chance(0.7) ? DType::bool_
-                         : info.cls == ir::OpClass::Conv && chance(0.9) ? DType::f32
+                         : info.cls == ir::OpClass::Conv && chance(0.9)  ? DType::f32
                                                                          : dtype();
     for (int k = 0; k < arity; ++k) {
       // Most rules want operands of one type, or of the first one's rank: keep to that often.
@@ -41,8 +41,10 @@ class Generator {
         s = {dim(), 2, dim(), dim()};  // input [N, 2, H, W] and weight [O, 2, KH, KW], one group
         if (k == 1) s[0] = chance(0.5) ? 1 : dim();
       }
-      if (k == 1 && (info.cls == ir::OpClass::Gather || info.cls == ir::OpClass::IndexSelect ||
-                     info.cls == ir::OpClass::ScatterAdd) && chance(0.8))
+      if (k == 1 &&
+          (info.cls == ir::OpClass::Gather || info.cls == ir::OpClass::IndexSelect ||
+           info.cls == ir::OpClass::ScatterAdd) &&
+          chance(0.8))
         d = DType::i64;
       c.shapes.push_back(addressable(std::move(s), d));
       c.dtypes.push_back(d);
@@ -67,13 +69,23 @@ class Generator {
  private:
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
-  template <class T, size_t N> T pick(const T (&values)[N]) { return values[uniform(0, N - 1)]; }
+  template <class T, size_t N>
+  T pick(const T (&values)[N]) {
+    return values[uniform(0, N - 1)];
+  }
 
   DType dtype() { return static_cast<DType>(uniform(0, static_cast<int64_t>(DType::bool_))); }
 
   int64_t extreme() {
-    static constexpr int64_t kExtremes[] = {int64_t{1} << 31, (int64_t{1} << 31) - 1, int64_t{1} << 32, int64_t{1} << 40,
-                                            int64_t{1} << 61, int64_t{1} << 62, kMax / 2 + 1, kMax - 1, kMax};
+    static constexpr int64_t kExtremes[] = {int64_t{1} << 31,
+                                            (int64_t{1} << 31) - 1,
+                                            int64_t{1} << 32,
+                                            int64_t{1} << 40,
+                                            int64_t{1} << 61,
+                                            int64_t{1} << 62,
+                                            kMax / 2 + 1,
+                                            kMax - 1,
+                                            kMax};
     return pick(kExtremes);
   }
   int64_t dim() { return chance(0.75) ? pick({1, 1, 2, 3, 0, 7}) : extreme(); }
@@ -84,8 +96,19 @@ class Generator {
   }
   int64_t small_or_extreme(size_t rank) { return chance(0.8) ? uniform(0, static_cast<int64_t>(rank)) : value(); }
   double number() {
-    static constexpr double kNumbers[] = {0, 1, -1, 0.5, 255, 256, -2147483648.0, 2147483648.0, 2e40, 0x1p63, -0x1p63,
-                                          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+    static constexpr double kNumbers[] = {0,
+                                          1,
+                                          -1,
+                                          0.5,
+                                          255,
+                                          256,
+                                          -2147483648.0,
+                                          2147483648.0,
+                                          2e40,
+                                          0x1p63,
+                                          -0x1p63,
+                                          std::numeric_limits<double>::infinity(),
+                                          -std::numeric_limits<double>::infinity(),
                                           std::numeric_limits<double>::quiet_NaN()};
     return pick(kNumbers);
   }
@@ -149,10 +172,14 @@ std::string describe(const ShapeRuleCase& c) {
     s += (k ? ", " : "") + std::string(dtype_name(c.dtypes[k])) + shape_str(c.shapes[k]);
   for (const auto& [key, value] : c.attrs.items()) {
     s += ", " + std::string(ir::attr_name(key)) + "=";
-    if (ir::attr_kind(key) == AttrKind::DTypeName) s += dtype_name(c.attrs.get_dtype(key));
-    else if (const auto* i = std::get_if<int64_t>(&value)) s += std::to_string(*i);
-    else if (const auto* f = std::get_if<double>(&value)) s += ir::number_text(*f);
-    else s += shape_str(std::get<std::vector<int64_t>>(value));
+    if (ir::attr_kind(key) == AttrKind::DTypeName)
+      s += dtype_name(c.attrs.get_dtype(key));
+    else if (const auto* i = std::get_if<int64_t>(&value))
+      s += std::to_string(*i);
+    else if (const auto* f = std::get_if<double>(&value))
+      s += ir::number_text(*f);
+    else
+      s += shape_str(std::get<std::vector<int64_t>>(value));
   }
   return s + ")";
 }
@@ -182,13 +209,13 @@ std::vector<__int128> exact_dims(const ShapeRuleCase& c, const Shape& result) {
       return out;
     case ir::OpClass::Conv:
       for (int k = 0; k < 2; ++k) {
-        const __int128 padded = static_cast<__int128>(c.shapes[0][2 + k]) + a.get_ints(AttrKey::lo)[k] + a.get_ints(AttrKey::hi)[k];
+        const __int128 padded =
+            static_cast<__int128>(c.shapes[0][2 + k]) + a.get_ints(AttrKey::lo)[k] + a.get_ints(AttrKey::hi)[k];
         const __int128 span = static_cast<__int128>(a.get_ints(AttrKey::dilation)[k]) * (c.shapes[1][2 + k] - 1) + 1;
         out[2 + k] = (padded - span) / a.get_ints(AttrKey::stride)[k] + 1;
       }
       return out;
-    default:
-      return {};
+    default: return {};
   }
 }
 }  // namespace
@@ -207,7 +234,8 @@ ShapeRuleOutcome check_shape_rule(const ShapeRuleCase& c) {
     if (wrapped || !ir::addressable(result.shape, result.dtype)) {
       outcome.ok = false;
       outcome.message = "gave " + std::string(dtype_name(result.dtype)) + shape_str(result.shape) +
-                        (wrapped ? ", not what exact arithmetic gives," : ", which is not addressable,") + " for " + describe(c);
+                        (wrapped ? ", not what exact arithmetic gives," : ", which is not addressable,") + " for " +
+                        describe(c);
     }
   } catch (const Error&) {
   } catch (const std::exception& e) {

@@ -63,7 +63,8 @@ TEST(AutogradInPlace, ASavedResultChangedInPlaceIsRefused) {
   xl::Tensor x = xl::tensor(std::vector<float>{0.5f, -1.0f}).requires_grad_();
   xl::Tensor y = xl::exp(x);  // exp's gradient reads its result
   y.mul_(2.0f);
-  EXPECT_NE(ErrorMessage([&] { xl::sum(y).backward(); }).find("the gradient of exp needs its result"), std::string::npos);
+  EXPECT_NE(ErrorMessage([&] { xl::sum(y).backward(); }).find("the gradient of exp needs its result"),
+            std::string::npos);
 }
 
 TEST(AutogradInPlace, AnInPlaceOpOnANonLeafKeepsItsOwnGradient) {

@@ -41,15 +41,18 @@ void check_gradients(const Fn& fn, std::vector<xl::Tensor> inputs, double tolera
   }
 }
 
-xl::Tensor input(const xl::Shape& shape, uint64_t seed, double lo = -2, double hi = 2) { return random_f64(shape, lo, hi, seed); }
+xl::Tensor input(const xl::Shape& shape, uint64_t seed, double lo = -2, double hi = 2) {
+  return random_f64(shape, lo, hi, seed);
+}
 }  // namespace
 
 TEST(Autograd, UnaryOps) {
-  for (auto op : std::vector<xl::Tensor (*)(const xl::Tensor&)>{
-           xl::neg, xl::exp, xl::expm1, xl::sin, xl::cos, xl::tanh, xl::sigmoid, xl::silu, xl::erf, xl::square, xl::abs}) {
+  for (auto op : std::vector<xl::Tensor (*)(const xl::Tensor&)>{xl::neg, xl::exp, xl::expm1, xl::sin, xl::cos, xl::tanh,
+                                                                xl::sigmoid, xl::silu, xl::erf, xl::square, xl::abs}) {
     check_gradients([op](const auto& x) { return op(x[0]); }, {input({3, 4}, 1)});
   }
-  for (auto op : std::vector<xl::Tensor (*)(const xl::Tensor&)>{xl::log, xl::log1p, xl::sqrt, xl::rsqrt, xl::reciprocal, xl::tan}) {
+  for (auto op : std::vector<xl::Tensor (*)(const xl::Tensor&)>{xl::log, xl::log1p, xl::sqrt, xl::rsqrt, xl::reciprocal,
+                                                                xl::tan}) {
     check_gradients([op](const auto& x) { return op(x[0]); }, {input({3, 4}, 2, 0.2, 1.2)});
   }
   check_gradients([](const auto& x) { return xl::relu(x[0]); }, {input({3, 4}, 3)});
@@ -127,9 +130,10 @@ TEST(Autograd, RemainderBothOperands) {
 TEST(Autograd, ConvertBetweenFloatTypes) {
   // Through f32 and back: the gradient converts back to f64 and is exact up to f32 rounding, so a larger
   // finite-difference step (the function is linear in each element) and a looser tolerance.
-  check_gradients([](const auto& t) { return t[0].to(xl::DType::f32).to(xl::DType::f64) * 3.0; }, {input({3, 4}, 52)}, 1e-4, 1e-2);
-  check_gradients([](const auto& t) { return xl::exp(t[0].to(xl::DType::f32)) * t[1]; }, {input({3, 4}, 53), input({4}, 54)}, 1e-3,
-                  1e-3);
+  check_gradients([](const auto& t) { return t[0].to(xl::DType::f32).to(xl::DType::f64) * 3.0; }, {input({3, 4}, 52)},
+                  1e-4, 1e-2);
+  check_gradients([](const auto& t) { return xl::exp(t[0].to(xl::DType::f32)) * t[1]; },
+                  {input({3, 4}, 53), input({4}, 54)}, 1e-3, 1e-3);
   auto x = xl::tensor(std::vector<double>{0.5, -1.5}).requires_grad_();
   auto y = x.to(xl::DType::f32);
   EXPECT_TRUE(y.requires_grad());
@@ -147,8 +151,9 @@ TEST(Autograd, PoolingFullGradients) {
   check_gradients([](const auto& t) { return xl::max_pool2d(t[0], {3}, {1}); }, {x});  // overlapping windows
   check_gradients([](const auto& t) { return xl::avg_pool2d(t[0], {2, 3}, {1, 2}); }, {x});
   // Each input gets 1/9 from every 3x3 window (padded with zeros that count) it falls in.
-  auto g = xl::grad([](const auto& t) { return xl::sum(xl::avg_pool2d(t[0], {3}, {2}, {1})); }, {input({1, 1, 4, 4}, 56)})[0]
-               .to_vector<double>();
+  auto g =
+      xl::grad([](const auto& t) { return xl::sum(xl::avg_pool2d(t[0], {3}, {2}, {1})); }, {input({1, 1, 4, 4}, 56)})[0]
+          .to_vector<double>();
   std::vector<double> windows = {1, 2, 1, 1, 2, 4, 2, 2, 1, 2, 1, 1, 1, 2, 1, 1};  // windows covering each element
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], windows[i] / 9.0, 1e-12) << i;
 }
@@ -159,31 +164,37 @@ TEST(Autograd, CompositeOpsAndOtherOperandForms) {
   check_gradients([](const auto& t) { return xl::pow(t[0], 2.5) + xl::pow(1.7, t[1]); }, {pos, x});
   check_gradients([](const auto& t) { return 2.0 / t[0] - (1.0 - t[1]); }, {pos, x});
   check_gradients([](const auto& t) { return xl::where(t[0] > 0, 1.5, t[0] * t[0]); }, {x});
-  check_gradients([](const auto& t) { return xl::matmul(t[0], t[0]); }, {y});                 // 1-D . 1-D
-  check_gradients([](const auto& t) { return xl::matmul(t[0], t[1]); }, {x, y});              // matrix x vector
+  check_gradients([](const auto& t) { return xl::matmul(t[0], t[0]); }, {y});     // 1-D . 1-D
+  check_gradients([](const auto& t) { return xl::matmul(t[0], t[1]); }, {x, y});  // matrix x vector
   check_gradients([](const auto& t) { return xl::var(t[0], {1}, 0, true) + xl::mean(t[0]); }, {x});
   check_gradients([](const auto& t) { return xl::logsumexp(t[0], {0}, true); }, {x});
   check_gradients([](const auto& t) { return xl::squeeze(xl::unsqueeze(xl::transpose(t[0], 0, 1), 1), 1); }, {x});
   check_gradients([](const auto& t) { return xl::narrow(t[0], 1, 1, 2) * xl::chunk(t[0], 2, 1)[1]; }, {x});
-  check_gradients([](const auto& t) { return xl::broadcast_to(t[0], {2, 3, 4}) * xl::flatten(xl::unsqueeze(t[0], 0), 0, 1); }, {x});
-  check_gradients([](const auto& t) { return xl::embedding(t[0], xl::tensor(std::vector<int64_t>{2, 0, 0, 2}, {2, 2})); }, {x});
+  check_gradients(
+      [](const auto& t) { return xl::broadcast_to(t[0], {2, 3, 4}) * xl::flatten(xl::unsqueeze(t[0], 0), 0, 1); }, {x});
+  check_gradients(
+      [](const auto& t) { return xl::embedding(t[0], xl::tensor(std::vector<int64_t>{2, 0, 0, 2}, {2, 2})); }, {x});
   check_gradients([](const auto& t) { return xl::conv2d(t[0], t[1], std::nullopt, {1}, {1}); },
                   {input({1, 2, 4, 4}, 60), input({3, 2, 3, 3}, 61)}, 1e-5);
 }
 
 TEST(Autograd, NormLayersAgainstFiniteDifferences) {
   auto x = input({2, 3, 5}, 62), weight = input({5}, 63, 0.5, 1.5), bias = input({5}, 64);
-  check_gradients([](const auto& t) {
-    xl::nn::RMSNorm norm(5);
-    norm.weight = t[1];
-    return norm(t[0]);
-  }, {x, weight});
-  check_gradients([](const auto& t) {
-    xl::nn::LayerNorm norm(5);
-    norm.weight = t[1];
-    norm.bias = t[2];
-    return norm(t[0]);
-  }, {x, weight, bias});
+  check_gradients(
+      [](const auto& t) {
+        xl::nn::RMSNorm norm(5);
+        norm.weight = t[1];
+        return norm(t[0]);
+      },
+      {x, weight});
+  check_gradients(
+      [](const auto& t) {
+        xl::nn::LayerNorm norm(5);
+        norm.weight = t[1];
+        norm.bias = t[2];
+        return norm(t[0]);
+      },
+      {x, weight, bias});
 }
 
 TEST(Autograd, IndexingOps) {
@@ -192,7 +203,8 @@ TEST(Autograd, IndexingOps) {
   auto cols = xl::tensor(std::vector<int64_t>{0, 2, 1, 1, 0, 2, 2, 2}, {4, 2});
   check_gradients([&](const auto& t) { return xl::index_select(t[0], 0, rows); }, {x});
   check_gradients([&](const auto& t) { return xl::gather(t[0], 1, cols); }, {x});
-  check_gradients([&](const auto& t) { return xl::embedding(t[0], xl::tensor(std::vector<int64_t>{3, 3, 1}, {3})); }, {x});
+  check_gradients([&](const auto& t) { return xl::embedding(t[0], xl::tensor(std::vector<int64_t>{3, 3, 1}, {3})); },
+                  {x});
   auto src = input({4, 2}, 11);
   check_gradients([&](const auto& t) { return xl::scatter_add(t[0], 1, cols, t[1]); }, {x, src});
 }
@@ -250,7 +262,7 @@ TEST(Autograd, NoGradGuardDetachAndErrors) {
   EXPECT_TRUE(xl::is_grad_enabled());
   EXPECT_FALSE(w.detach().requires_grad());
   EXPECT_THROW((w.detach() * 2.0).sum().backward(), xl::Error);  // nothing requires grad
-  EXPECT_THROW((w * 2.0).backward(), xl::Error);                  // not a scalar, no gradient given
+  EXPECT_THROW((w * 2.0).backward(), xl::Error);                 // not a scalar, no gradient given
   EXPECT_THROW(xl::tensor(std::vector<int32_t>{1}).requires_grad_(), xl::Error);
   (w * 2.0).backward(xl::tensor(std::vector<float>{1, 10}));
   EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{2, 20}));
@@ -273,8 +285,9 @@ TEST(Autograd, OptimizerStepsUnderNoGradKeepTheLeaf) {
 }
 
 TEST(Autograd, FunctionalGrad) {
-  auto [value, grads] = xl::value_and_grad([](const auto& x) { return (x[0] * x[1]).sum(); },
-                                           {xl::tensor(std::vector<float>{1, 2}), xl::tensor(std::vector<float>{3, 4})});
+  auto [value, grads] =
+      xl::value_and_grad([](const auto& x) { return (x[0] * x[1]).sum(); },
+                         {xl::tensor(std::vector<float>{1, 2}), xl::tensor(std::vector<float>{3, 4})});
   EXPECT_EQ(value.item<float>(), 11.0f);
   EXPECT_EQ(grads[0].to_vector<float>(), (std::vector<float>{3, 4}));
   EXPECT_EQ(grads[1].to_vector<float>(), (std::vector<float>{1, 2}));
@@ -291,18 +304,18 @@ TEST(Autograd, Conv2dEveryAttribute) {
                         Case{{1, 2, 7, 6}, {2, 2, 3, 2}, {2, 3}, {1, 0}, {1, 1}, 1},
                         Case{{1, 4, 7, 7}, {4, 2, 2, 3}, {2, 1}, {2, 1}, {2, 2}, 2},
                         Case{{1, 2, 6, 6}, {2, 1, 3, 3}, {3, 2}, {1, 1}, {1, 1}, 2}}) {
-    check_gradients([&](const auto& t) { return xl::conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups); },
-                    {input(c.x, seed++), input(c.w, seed++), input({c.w[0]}, seed++)}, 1e-5);
+    check_gradients(
+        [&](const auto& t) { return xl::conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups); },
+        {input(c.x, seed++), input(c.w, seed++), input({c.w[0]}, seed++)}, 1e-5);
   }
 }
 
 TEST(Autograd, CustomVjpUsesTheGivenBackward) {
   // A stable log(1 + exp(x)) whose backward is the sigmoid, given by hand.
-  auto softplus = xl::custom_vjp(
-      [](const std::vector<xl::Tensor>& in) { return xl::log1p(xl::exp(in[0])); },
-      [](const std::vector<xl::Tensor>& in, const xl::Tensor&, const xl::Tensor& g) {
-        return std::vector<xl::Tensor>{g * xl::sigmoid(in[0])};
-      });
+  auto softplus = xl::custom_vjp([](const std::vector<xl::Tensor>& in) { return xl::log1p(xl::exp(in[0])); },
+                                 [](const std::vector<xl::Tensor>& in, const xl::Tensor&, const xl::Tensor& g) {
+                                   return std::vector<xl::Tensor>{g * xl::sigmoid(in[0])};
+                                 });
   check_gradients([&](const auto& t) { return softplus({t[0]}) * t[1]; }, {input({5}, 40), input({5}, 41)});
   // The rule really is the user's: a deliberately wrong backward shows up in the gradient.
   auto wrong = xl::custom_vjp([](const std::vector<xl::Tensor>& in) { return in[0] * 2.0; },
@@ -333,7 +346,8 @@ TEST(Autograd, ComputedValuesAreReadNotRecomputed) {
   loss.backward();
   EXPECT_EQ(xl::debug::graph_text({x.grad()}).find("exp"), std::string::npos) << xl::debug::graph_text({x.grad()});
   std::vector<float> grad = x.grad().to_vector<float>();
-  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], 3.0f * std::exp(std::vector<float>{0.5f, -1.0f, 2.0f}[i]), 1e-5f);
+  for (size_t i = 0; i < grad.size(); ++i)
+    EXPECT_NEAR(grad[i], 3.0f * std::exp(std::vector<float>{0.5f, -1.0f, 2.0f}[i]), 1e-5f);
 
   xl::EagerModeGuard eager(true);
   auto w = xl::tensor(std::vector<float>{1, 2}).requires_grad_();

@@ -22,7 +22,9 @@ namespace xl = xlite;
 namespace fs = std::filesystem;
 
 namespace {
-std::string temp_path(const std::string& name) { return (fs::temp_directory_path() / ("xlite_" + name + "_" + std::to_string(::getpid()))).string(); }
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("xlite_" + name + "_" + std::to_string(::getpid()))).string();
+}
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -102,8 +104,9 @@ TEST(Checkpoint, WritesTheSafetensorsLayout) {
 TEST(Checkpoint, ReadsFilesWithMetadataAndAnyKeyOrder) {
   std::string path = temp_path("foreign");
   int32_t v = 42;
-  write_bytes(path, with_header(R"({"__metadata__":{"format":"pt"},"x":{"shape":[],"dtype":"I32","data_offsets":[0,4]}})",
-                                std::string(reinterpret_cast<char*>(&v), 4)));
+  write_bytes(path,
+              with_header(R"({"__metadata__":{"format":"pt"},"x":{"shape":[],"dtype":"I32","data_offsets":[0,4]}})",
+                          std::string(reinterpret_cast<char*>(&v), 4)));
   auto loaded = xl::load(path);
   EXPECT_EQ(loaded.at("x").item<int32_t>(), 42);
   fs::remove(path);
@@ -131,17 +134,24 @@ TEST(Checkpoint, CorruptFilesRaiseErrors) {
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data), "needs 12");
   expect_load_error(with_header(R"({"a":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", data), "unsupported dtype");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[2]}})", data), "bad entry");
-  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data), "a dim of 'a' is -2, not an integer");
+  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data),
+                    "a dim of 'a' is -2, not an integer");
   // 4 * (2^61 + 1) * 2 bytes wraps around to 8 in 64 bits: it must not pass for the 8 bytes there are.
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[2305843009213693953,2],"data_offsets":[0,8]}})", data),
                     "overflows");
   expect_load_error(
-      with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data),
+      with_header(
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          data),
       "overlaps 'a'");
-  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data), "bytes 0-4 belong to no tensor");
-  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data), "bytes 4-8 belong to no tensor");
+  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data),
+                    "bytes 0-4 belong to no tensor");
+  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data),
+                    "bytes 4-8 belong to no tensor");
   expect_load_error(
-      with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data),
+      with_header(
+          R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          data),
       "names 'a' twice");
   expect_load_error(with_header(R"({"a": [1,2)", data), "corrupt header");
   expect_load_error(with_header(R"([1,2])", data), "not a JSON object");
@@ -184,7 +194,10 @@ std::vector<float> flat_parameters(xl::nn::Module& model) {
 // optimizer's momentum or moments, step count and learning rate come back with it.
 TEST(Checkpoint, TrainingResumesFromModuleAndOptimizerState) {
   std::vector<std::pair<std::string, MakeOptimizer>> optimizers = {
-      {"sgd", [](std::vector<xl::Tensor> p) { return std::make_unique<xl::optim::SGD>(std::move(p), 0.05, xl::optim::SGDOptions{0.9, 0, 0.01, true}); }},
+      {"sgd",
+       [](std::vector<xl::Tensor> p) {
+         return std::make_unique<xl::optim::SGD>(std::move(p), 0.05, xl::optim::SGDOptions{0.9, 0, 0.01, true});
+       }},
       {"adamw", [](std::vector<xl::Tensor> p) { return std::make_unique<xl::optim::AdamW>(std::move(p), 0.02); }},
   };
   for (const auto& [name, make] : optimizers) {
@@ -235,8 +248,10 @@ TEST(Checkpoint, ABadOptimizerStateRaisesAndChangesNothing) {
   auto changed = [&](const std::string& key, xl::Tensor value) {
     std::map<std::string, xl::Tensor> state;
     for (const auto& [name, t] : good) state[name] = name == "lr" ? xl::tensor(0.5) : xl::zeros_like(t);
-    if (value.defined()) state[key] = value;
-    else state.erase(key);
+    if (value.defined())
+      state[key] = value;
+    else
+      state.erase(key);
     return state;
   };
   const xl::Shape shape = good.at("m.0").shape();
@@ -288,7 +303,8 @@ TEST(Checkpoint, HeadersNoWriterMakesAreRefusedBeforeTheyCost) {
   expect_load_error(with_header(std::string(20 << 20, '['), ""), "nests deeper than 8 levels (at byte 8)");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1.9],"data_offsets":[0,4]}})", "abcd"),
                     "a dim of 'a' is 1.9, not an integer from 0 to 2^63-1");
-  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1e300],"data_offsets":[0,4]}})", "abcd"), "is 1e+300, not");
+  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1e300],"data_offsets":[0,4]}})", "abcd"),
+                    "is 1e+300, not");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[9223372036854775808],"data_offsets":[0,4]}})", "abcd"),
                     "is 9223372036854775808, not");
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[-1.5,4]}})", "abcd"),
@@ -298,8 +314,9 @@ TEST(Checkpoint, HeadersNoWriterMakesAreRefusedBeforeTheyCost) {
   // A zero dim makes no bytes, but the other dims' strides still overflow: refused, not loaded.
   expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[0,9223372036854775807],"data_offsets":[0,0]}})", ""),
                     "overflows");
-  expect_load_error(with_header(R"({"a":{"dtype":"F32","shape":[0,1099511627776,1099511627776],"data_offsets":[0,0]}})", ""),
-                    "overflows");
+  expect_load_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[0,1099511627776,1099511627776],"data_offsets":[0,0]}})", ""),
+      "overflows");
   // Brackets inside a name are text, not nesting.
   const std::string deep_name(40, '[');
   std::string path = temp_path("bracket_name");

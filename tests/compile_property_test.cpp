@@ -100,7 +100,7 @@ struct Between {
   bool new_shape = false;
   bool toggle_mode = false;
   bool toggle_flag = false;
-  int rebind = -1;       // a captured tensor replaced by a new one (the old one dies)
+  int rebind = -1;          // a captured tensor replaced by a new one (the old one dies)
   int outside_update = -1;  // a captured tensor updated in place outside fn
   std::vector<float> x, fresh;
 };
@@ -138,11 +138,12 @@ Outcome drive(Step&& step, World& w, const std::vector<Between>& calls) {
 }
 
 std::string describe(const std::vector<Instr>& program) {
-  static const char* names[] = {"captured", "unary", "binary", "row_sum", "scalar", "host_branch", "dropout",
-                                "flag_branch", "update", "shape"};
+  static const char* names[] = {"captured",    "unary",   "binary",      "row_sum", "scalar",
+                                "host_branch", "dropout", "flag_branch", "update",  "shape"};
   std::ostringstream os;
   for (const Instr& in : program)
-    os << names[static_cast<int>(in.kind)] << "(a=" << in.a << ", b=" << in.b << ", op=" << in.op << ", v=" << in.value << ") ";
+    os << names[static_cast<int>(in.kind)] << "(a=" << in.a << ", b=" << in.b << ", op=" << in.op << ", v=" << in.value
+       << ") ";
   return os.str();
 }
 
@@ -174,7 +175,8 @@ TEST(CompileProperty, ACompiledStepReturnsWhatTheUncompiledStepReturns) {
     const std::vector<float> initial = host_values(rng, 12);
     auto make_world = [&] {
       World w;
-      for (int i = 0; i < 3; ++i) w.captured.push_back(xl::tensor(std::vector<float>(initial.begin() + 4 * i, initial.begin() + 4 * i + 4), {4}));
+      for (int i = 0; i < 3; ++i)
+        w.captured.push_back(xl::tensor(std::vector<float>(initial.begin() + 4 * i, initial.begin() + 4 * i + 4), {4}));
       xl::sync();
       return w;
     };

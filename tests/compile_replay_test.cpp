@@ -157,10 +157,12 @@ TEST(CompileReplay, ForceRetraceRunsFnEveryCall) {
   auto x = xl::tensor(std::vector<float>{1, 2});
   xl::sync();
   int host_calls = 0;
-  auto step = xl::compile([&]() {
-    ++host_calls;
-    return x + 1.5;
-  }, {.force_retrace = true});
+  auto step = xl::compile(
+      [&]() {
+        ++host_calls;
+        return x + 1.5;
+      },
+      {.force_retrace = true});
   int64_t uncached = counter("UncachedCompile");
   for (int i = 0; i < 5; ++i) step();
   EXPECT_EQ(host_calls, 5);
@@ -181,7 +183,8 @@ TEST(CompileReplay, RandomDrawsContinueTheSequence) {
   auto traced = draw(true);
   auto replayed = draw(false);
   EXPECT_EQ(traced, replayed);
-  EXPECT_NE(std::vector<float>(traced.begin(), traced.begin() + 3), std::vector<float>(traced.begin() + 3, traced.begin() + 6));
+  EXPECT_NE(std::vector<float>(traced.begin(), traced.begin() + 3),
+            std::vector<float>(traced.begin() + 3, traced.begin() + 6));
 }
 
 TEST(CompileReplay, ReadingAValueInsideFnIsNeverReplayed) {
@@ -237,8 +240,9 @@ TEST(CompileReplay, AReboundCapturedVariableRetracesWhileTheOldTensorLives) {
   xl::sync();
   EXPECT_EQ(step().to_vector<float>(), (std::vector<float>{2, 4, 6}));
   EXPECT_FALSE(step.last_call().replayed);
-  EXPECT_EQ(step.last_call().trace_reason,
-            "a captured f32[2] tensor has fewer handles than when traced: a variable fn reads may now hold another tensor");
+  EXPECT_EQ(
+      step.last_call().trace_reason,
+      "a captured f32[2] tensor has fewer handles than when traced: a variable fn reads may now hold another tensor");
   step();
   EXPECT_EQ(step().to_vector<float>(), (std::vector<float>{2, 4, 6}));
   EXPECT_TRUE(step.last_call().replayed);

@@ -62,7 +62,8 @@ TEST(CompileSoundness, PrintingAndSyncInsideFnKeepItTracing) {
     syncing();
   }
   EXPECT_NE(printing.last_call().trace_reason.find("(print)"), std::string::npos) << printing.last_call().trace_reason;
-  EXPECT_NE(syncing.last_call().trace_reason.find("synced (sync)"), std::string::npos) << syncing.last_call().trace_reason;
+  EXPECT_NE(syncing.last_call().trace_reason.find("synced (sync)"), std::string::npos)
+      << syncing.last_call().trace_reason;
   EXPECT_EQ(out.str().find("tensor([1, 2]"), 0u);
 }
 
@@ -82,8 +83,9 @@ TEST(CompileSoundness, AModuleModeChangeRetracesBothWays) {
   dropout->eval();
   EXPECT_EQ(zeros_in(step()), 0);
   EXPECT_FALSE(step.last_call().replayed);
-  EXPECT_NE(step.last_call().trace_reason.find("a module's training mode (train() or eval()) changed from true to false"),
-            std::string::npos)
+  EXPECT_NE(
+      step.last_call().trace_reason.find("a module's training mode (train() or eval()) changed from true to false"),
+      std::string::npos)
       << step.last_call().trace_reason;
   for (int i = 0; i < 3; ++i) EXPECT_EQ(zeros_in(step()), 0);
   EXPECT_TRUE(step.last_call().replayed);
@@ -169,7 +171,7 @@ TEST(CompileSoundness, MaxDifferentGraphsRaisesBeforeTheExtraGraphRuns) {
                          "to f32[4] on cpu:0"),
             std::string::npos)
       << message;
-  EXPECT_EQ(acc.to_vector<float>(), F({7}));  // the refused call added nothing
+  EXPECT_EQ(acc.to_vector<float>(), F({7}));                     // the refused call added nothing
   EXPECT_EQ(step(xl::ones({2})).to_vector<float>(), F({2, 2}));  // the known graphs still run
 }
 

@@ -33,7 +33,7 @@ TEST(CompileStep, HundredStepsCompileEachProgramOnce) {
     });
     int64_t executes = xl::metrics::counter_value("Execute");
     int64_t compiles = xl::metrics::counter_value("UncachedCompile");
-    std::set<uint64_t> programs;          // the graphs the traced calls ran
+    std::set<uint64_t> programs;         // the graphs the traced calls ran
     int64_t programs_compiled_here = 0;  // a program may also come from the cache, compiled earlier
     auto call = [&] {
       int64_t executes_before = xl::metrics::counter_value("Execute");
@@ -41,7 +41,9 @@ TEST(CompileStep, HundredStepsCompileEachProgramOnce) {
       EXPECT_EQ(xl::metrics::counter_value("Execute"), executes_before + 1) << "one program per step, eager " << eager;
       if (!step.last_call().replayed) {
         xl::debug::SyncInfo sync = xl::debug::last_sync();
-        if (programs.count(sync.graph_hash)) { EXPECT_TRUE(sync.cache_hit) << "compiled twice, eager " << eager; }
+        if (programs.count(sync.graph_hash)) {
+          EXPECT_TRUE(sync.cache_hit) << "compiled twice, eager " << eager;
+        }
         programs_compiled_here += sync.cache_hit ? 0 : 1;
         programs.insert(sync.graph_hash);
       }

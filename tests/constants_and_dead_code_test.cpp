@@ -22,7 +22,9 @@ namespace {
 namespace xl = xlite;
 using namespace xlite_test;
 
-std::string VerifyError(const std::string& text) { return ErrorMessage([&] { xl::ir::parse_graph(text); }); }
+std::string VerifyError(const std::string& text) {
+  return ErrorMessage([&] { xl::ir::parse_graph(text); });
+}
 
 std::string ConstantGraph(const std::string& value, const std::string& dtype) {
   return "%0 = constant(value=" + value + ", dtype=" + dtype + ") : " + dtype + "[]\nreturn %0\n";
@@ -35,22 +37,24 @@ TEST(Constants, ValuesADtypeCannotHoldAreRejected) {
     const char* error;
   };
   // 0.5 as a bool was false on the reference and true on the cpu backend; the integer ones were undefined.
-  for (const Case& c : {Case{"0.5", "bool", "[verify] %0 constant: [constant] value 0.5 is not a bool: bools are 0 or 1"},
-                        Case{"2", "bool", "value 2 is not a bool"},
-                        Case{"inf", "i32", "[verify] %0 constant: [constant] value inf is not an integer in the range of i32"},
-                        Case{"nan", "i64", "value nan is not an integer in the range of i64"},
-                        Case{"2e40", "i64", "value 2e+40 is not an integer in the range of i64"},
-                        Case{"9223372036854775808", "i64", "value 9223372036854775808 is not an integer in the range of i64"},
-                        Case{"2147483648", "i32", "value 2147483648 is not an integer in the range of i32"},
-                        Case{"1.5", "i32", "value 1.5 is not an integer"},
-                        Case{"256", "u8", "value 256 is not an integer in the range of u8"},
-                        Case{"-1", "u8", "value -1 is not an integer in the range of u8"}}) {
+  for (const Case& c :
+       {Case{"0.5", "bool", "[verify] %0 constant: [constant] value 0.5 is not a bool: bools are 0 or 1"},
+        Case{"2", "bool", "value 2 is not a bool"},
+        Case{"inf", "i32", "[verify] %0 constant: [constant] value inf is not an integer in the range of i32"},
+        Case{"nan", "i64", "value nan is not an integer in the range of i64"},
+        Case{"2e40", "i64", "value 2e+40 is not an integer in the range of i64"},
+        Case{"9223372036854775808", "i64", "value 9223372036854775808 is not an integer in the range of i64"},
+        Case{"2147483648", "i32", "value 2147483648 is not an integer in the range of i32"},
+        Case{"1.5", "i32", "value 1.5 is not an integer"},
+        Case{"256", "u8", "value 256 is not an integer in the range of u8"},
+        Case{"-1", "u8", "value -1 is not an integer in the range of u8"}}) {
     std::string error = VerifyError(ConstantGraph(c.value, c.dtype));
     EXPECT_NE(error.find(c.error), std::string::npos) << c.value << " as " << c.dtype << ": " << error;
     for (const std::string& backend : Backends()) {
       xl::ir::Graph graph;
       xl::ir::Instr constant{xl::ir::OpId::constant, {}, {}, {}, xl::dtype_from_name(c.dtype)};
-      constant.attrs.set_float(xl::ir::AttrKey::value, std::stod(c.value)).set_dtype(xl::ir::AttrKey::dtype, constant.dtype);
+      constant.attrs.set_float(xl::ir::AttrKey::value, std::stod(c.value))
+          .set_dtype(xl::ir::AttrKey::dtype, constant.dtype);
       graph.instrs.push_back(constant);
       graph.outputs = {0};
       EXPECT_THROW(xl::compiler::compile_with(graph, backend), xl::Error) << c.value << " on " << backend;
@@ -73,7 +77,8 @@ TEST(Constants, ValuesADtypeHoldsAgreeOnEveryBackend) {
       auto out = xl::compiler::compile_with(graph, backend)->run({});
       double got = 0;
       switch (graph.instrs[0].dtype) {
-        case DType::bool_: case DType::u8: got = *out[0]->as<uint8_t>(); break;
+        case DType::bool_:
+        case DType::u8: got = *out[0]->as<uint8_t>(); break;
         case DType::i32: got = *out[0]->as<int32_t>(); break;
         case DType::i64: got = static_cast<double>(*out[0]->as<int64_t>()); break;
         case DType::f32: got = *out[0]->as<float>(); break;
@@ -85,14 +90,17 @@ TEST(Constants, ValuesADtypeHoldsAgreeOnEveryBackend) {
 }
 
 TEST(Constants, PadValuesFollowTheSameRule) {
-  EXPECT_NE(VerifyError("%0 = parameter(index=0) : i32[2]\n%1 = pad(%0, lo=[1], hi=[0], value=0.5) : i32[3]\nreturn %1\n")
-                .find("[verify] %1 pad: [pad] value 0.5 is not an integer in the range of i32"),
-            std::string::npos);
-  EXPECT_NE(VerifyError("%0 = parameter(index=0) : bool[2]\n%1 = pad(%0, lo=[1], hi=[0], value=2) : bool[3]\nreturn %1\n")
-                .find("value 2 is not a bool"),
-            std::string::npos);
+  EXPECT_NE(
+      VerifyError("%0 = parameter(index=0) : i32[2]\n%1 = pad(%0, lo=[1], hi=[0], value=0.5) : i32[3]\nreturn %1\n")
+          .find("[verify] %1 pad: [pad] value 0.5 is not an integer in the range of i32"),
+      std::string::npos);
+  EXPECT_NE(
+      VerifyError("%0 = parameter(index=0) : bool[2]\n%1 = pad(%0, lo=[1], hi=[0], value=2) : bool[3]\nreturn %1\n")
+          .find("value 2 is not a bool"),
+      std::string::npos);
   // From the ops: 300 used to wrap to 44 in a u8 pad.
-  EXPECT_EQ(ErrorMessage([] { xl::pad(U8({1, 2}), {1, 1}, 300); }), "[pad] value 300 is not an integer in the range of u8");
+  EXPECT_EQ(ErrorMessage([] { xl::pad(U8({1, 2}), {1, 1}, 300); }),
+            "[pad] value 300 is not an integer in the range of u8");
   EXPECT_EQ(ErrorMessage([] { xl::pad(I64({1}), {1, 0}, (int64_t{1} << 53) + 1); }),
             "[pad] value 9007199254740993 is not exact as a double, which pad values are");
   for (const std::string& backend : Backends()) {
@@ -106,16 +114,21 @@ TEST(Constants, PadValuesFollowTheSameRule) {
 TEST(Constants, FullRefusesValuesTheDtypeCannotHoldLikePyTorch) {
   // 1e30 as an i64 was undefined behaviour; 2^40 as an i32 wrapped to 0 without a word.
   EXPECT_EQ(ErrorMessage([] { xl::full({2}, 1e30, DType::i64); }), "[full] value 1e+30 cannot be represented in i64");
-  EXPECT_EQ(ErrorMessage([] { xl::full({2}, int64_t{1} << 40, DType::i32); }), "[full] value 1099511627776 cannot be represented in i32");
+  EXPECT_EQ(ErrorMessage([] { xl::full({2}, int64_t{1} << 40, DType::i32); }),
+            "[full] value 1099511627776 cannot be represented in i32");
   EXPECT_EQ(ErrorMessage([] { xl::full({2}, 300, DType::u8); }), "[full] value 300 cannot be represented in u8");
   EXPECT_EQ(ErrorMessage([] { xl::full({2}, -1.0, DType::u8); }), "[full] value -1 cannot be represented in u8");
   EXPECT_EQ(ErrorMessage([] { xl::full({2}, 0.5, DType::i32); }), "[full] value 0.5 cannot be represented in i32");
   auto t = xl::zeros({2}, DType::i32);
-  EXPECT_EQ(ErrorMessage([&] { t.fill_(int64_t{1} << 40); }), "[fill_] value 1099511627776 cannot be represented in i32");
+  EXPECT_EQ(ErrorMessage([&] { t.fill_(int64_t{1} << 40); }),
+            "[fill_] value 1099511627776 cannot be represented in i32");
   for (const std::string& backend : Backends()) {
     EXPECT_EQ(ValuesOn<uint8_t>(xl::full({2}, -1, DType::u8), backend), (std::vector<uint8_t>{255, 255})) << backend;
-    EXPECT_EQ(ValuesOn<int32_t>(xl::full({1}, 2147483647, DType::i32), backend), (std::vector<int32_t>{2147483647})) << backend;
-    EXPECT_EQ(ValuesOn<int64_t>(xl::full({1}, -9.0e18, DType::i64), backend), (std::vector<int64_t>{-9000000000000000000})) << backend;
+    EXPECT_EQ(ValuesOn<int32_t>(xl::full({1}, 2147483647, DType::i32), backend), (std::vector<int32_t>{2147483647}))
+        << backend;
+    EXPECT_EQ(ValuesOn<int64_t>(xl::full({1}, -9.0e18, DType::i64), backend),
+              (std::vector<int64_t>{-9000000000000000000}))
+        << backend;
     EXPECT_EQ(ValuesOn<uint8_t>(xl::full({1}, 0.5, DType::bool_), backend), (std::vector<uint8_t>{1})) << backend;
   }
 }
@@ -137,10 +150,12 @@ TEST(DeadCode, BadValuesInDeadInstructionsRaiseOnNoBackend) {
   xl::ir::Graph graph = xl::ir::parse_graph(std::string(kDeadBadValues) + "return %5\n");
   for (const std::string& backend : Backends()) {
     std::vector<xl::BufferPtr> out;
-    EXPECT_EQ(ErrorMessage([&] { out = xl::compiler::compile_with(graph, backend)->run(BadArguments()); }), "no exception")
+    EXPECT_EQ(ErrorMessage([&] { out = xl::compiler::compile_with(graph, backend)->run(BadArguments()); }),
+              "no exception")
         << backend;
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(std::vector<float>(out[0]->as<float>(), out[0]->as<float>() + 3), (std::vector<float>{-1, -2, -3})) << backend;
+    EXPECT_EQ(std::vector<float>(out[0]->as<float>(), out[0]->as<float>() + 3), (std::vector<float>{-1, -2, -3}))
+        << backend;
   }
 }
 
@@ -153,7 +168,8 @@ TEST(DeadCode, TheSameValuesRaiseOnEveryBackendWhenLive) {
                         Case{"return %4, %5\n", "[remainder] integer division by zero"}}) {
     xl::ir::Graph graph = xl::ir::parse_graph(std::string(kDeadBadValues) + c.outputs);
     for (const std::string& backend : Backends())
-      EXPECT_EQ(ErrorMessage([&] { xl::compiler::compile_with(graph, backend)->run(BadArguments()); }), c.error) << backend;
+      EXPECT_EQ(ErrorMessage([&] { xl::compiler::compile_with(graph, backend)->run(BadArguments()); }), c.error)
+          << backend;
   }
 }
 

@@ -48,12 +48,12 @@ TEST(Conv2d, F64UsesTheOracleKernel) {
 
 TEST(Conv2d, BadArgumentsRaise) {
   auto x = xl::zeros({1, 4, 5, 5});
-  EXPECT_THROW(xl::conv2d(x, xl::zeros({2, 3, 3, 3})), xl::Error);           // channels
+  EXPECT_THROW(xl::conv2d(x, xl::zeros({2, 3, 3, 3})), xl::Error);                                  // channels
   EXPECT_THROW(xl::conv2d(x, xl::zeros({3, 2, 3, 3}), std::nullopt, {1}, {0}, {1}, 2), xl::Error);  // O % groups
-  EXPECT_THROW(xl::conv2d(x, xl::zeros({2, 4, 7, 7})), xl::Error);           // kernel larger than input
-  EXPECT_THROW(xl::conv2d(xl::zeros({4, 5, 5}), xl::zeros({2, 4, 3, 3})), xl::Error);  // rank
+  EXPECT_THROW(xl::conv2d(x, xl::zeros({2, 4, 7, 7})), xl::Error);                        // kernel larger than input
+  EXPECT_THROW(xl::conv2d(xl::zeros({4, 5, 5}), xl::zeros({2, 4, 3, 3})), xl::Error);     // rank
   EXPECT_THROW(xl::conv2d(x, xl::zeros({2, 4, 3, 3}), std::nullopt, {0, 1}), xl::Error);  // stride
-  EXPECT_THROW(xl::conv2d(x, xl::zeros({2, 4, 3, 3}), xl::zeros({3})), xl::Error);  // bias
+  EXPECT_THROW(xl::conv2d(x, xl::zeros({2, 4, 3, 3}), xl::zeros({3})), xl::Error);        // bias
   try {
     xl::conv2d(x, xl::zeros({2, 3, 3, 3}));
   } catch (const xl::Error& e) {

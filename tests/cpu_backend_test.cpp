@@ -41,10 +41,28 @@ std::vector<float> run_unary(const std::string& op, const std::vector<float>& in
 
 // Inputs over the whole f32 range: random bit patterns, a dense sweep near zero, and special values.
 std::vector<float> test_inputs() {
-  std::vector<float> xs = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, std::numeric_limits<float>::quiet_NaN(),
-                           std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
-                           1e-40f, std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
-                           88.7f, 88.72283f, 89.0f, -87.3f, -103.9f, -104.0f, 0.625f, -0.625f, 9.0f, 20.0f};
+  std::vector<float> xs = {0.0f,
+                           -0.0f,
+                           1.0f,
+                           -1.0f,
+                           INFINITY,
+                           -INFINITY,
+                           std::numeric_limits<float>::quiet_NaN(),
+                           std::numeric_limits<float>::denorm_min(),
+                           -std::numeric_limits<float>::denorm_min(),
+                           1e-40f,
+                           std::numeric_limits<float>::min(),
+                           std::numeric_limits<float>::max(),
+                           88.7f,
+                           88.72283f,
+                           89.0f,
+                           -87.3f,
+                           -103.9f,
+                           -104.0f,
+                           0.625f,
+                           -0.625f,
+                           9.0f,
+                           20.0f};
   std::mt19937 rng(7);
   std::uniform_int_distribution<uint32_t> bits;
   for (int i = 0; i < 200000; ++i) {
@@ -74,13 +92,27 @@ void expect_accurate(const std::string& op, double (*reference)(double)) {
 }
 }  // namespace
 
-TEST(CpuMath, ExpIsAccurateOverTheWholeRange) { expect_accurate("exp", [](double x) { return std::exp(x); }); }
-TEST(CpuMath, LogIsAccurateOverTheWholeRange) { expect_accurate("log", [](double x) { return std::log(x); }); }
-TEST(CpuMath, TanhIsAccurateOverTheWholeRange) { expect_accurate("tanh", [](double x) { return std::tanh(x); }); }
-TEST(CpuMath, SinIsAccurateOverTheWholeRange) { expect_accurate("sin", [](double x) { return std::sin(x); }); }
-TEST(CpuMath, CosIsAccurateOverTheWholeRange) { expect_accurate("cos", [](double x) { return std::cos(x); }); }
-TEST(CpuMath, TanIsAccurateOverTheWholeRange) { expect_accurate("tan", [](double x) { return std::tan(x); }); }
-TEST(CpuMath, ErfIsAccurateOverTheWholeRange) { expect_accurate("erf", [](double x) { return std::erf(x); }); }
+TEST(CpuMath, ExpIsAccurateOverTheWholeRange) {
+  expect_accurate("exp", [](double x) { return std::exp(x); });
+}
+TEST(CpuMath, LogIsAccurateOverTheWholeRange) {
+  expect_accurate("log", [](double x) { return std::log(x); });
+}
+TEST(CpuMath, TanhIsAccurateOverTheWholeRange) {
+  expect_accurate("tanh", [](double x) { return std::tanh(x); });
+}
+TEST(CpuMath, SinIsAccurateOverTheWholeRange) {
+  expect_accurate("sin", [](double x) { return std::sin(x); });
+}
+TEST(CpuMath, CosIsAccurateOverTheWholeRange) {
+  expect_accurate("cos", [](double x) { return std::cos(x); });
+}
+TEST(CpuMath, TanIsAccurateOverTheWholeRange) {
+  expect_accurate("tan", [](double x) { return std::tan(x); });
+}
+TEST(CpuMath, ErfIsAccurateOverTheWholeRange) {
+  expect_accurate("erf", [](double x) { return std::erf(x); });
+}
 TEST(CpuMath, SigmoidIsAccurateOverTheWholeRange) {
   expect_accurate("sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
 }
@@ -194,7 +226,9 @@ TEST(CpuBackend, MatmulTimesBothLibraryPathsThenKeepsOne) {
   EXPECT_EQ(product.path(), Matmul::Path::undecided);
   std::vector<float> out(m * n);
   for (int run = 0; run < 9; ++run) {
-    if (run == 7) { EXPECT_EQ(product.path(), Matmul::Path::undecided) << "decided before both paths ran 4 times"; }
+    if (run == 7) {
+      EXPECT_EQ(product.path(), Matmul::Path::undecided) << "decided before both paths ran 4 times";
+    }
     std::fill(out.begin(), out.end(), NAN);
     product.run(a_t.data(), b.data(), out.data());
     for (int64_t i = 0; i < m * n; ++i) ASSERT_NEAR(out[i], want[i], 1e-3f) << "run " << run << " element " << i;
@@ -227,7 +261,8 @@ TEST(CpuBackend, OutOfRangeIndicesRaiseFromGeneratedCode) {
     (xl::embedding(table, idx) * 2.0f).to_vector<float>();
     FAIL() << "expected xlite::Error";
   } catch (const xl::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("[embedding] index -1 is out of range for dim 0 of size 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[embedding] index -1 is out of range for dim 0 of size 3"), std::string::npos)
+        << e.what();
   }
   auto g = xl::gather(table, 1, xl::tensor(std::vector<int32_t>{0, 1, 1, 2, 0, 0}, {3, 2}));
   EXPECT_THROW(g.to_vector<float>(), xl::Error);
@@ -334,7 +369,8 @@ TEST(CpuBackend, RandomGraphFindingsStayFixed) {
     return b;
   };
   // abs of u8 is the identity, not a signed 8-bit abs.
-  auto [a_cpu, a_ref] = run_both("%0 = parameter(index=0) : u8[2]\n%1 = abs(%0) : u8[2]\nreturn %1\n", {bytes({134, 200})});
+  auto [a_cpu, a_ref] =
+      run_both("%0 = parameter(index=0) : u8[2]\n%1 = abs(%0) : u8[2]\nreturn %1\n", {bytes({134, 200})});
   EXPECT_EQ(a_cpu->as<uint8_t>()[0], 134);
   EXPECT_EQ(a_cpu->as<uint8_t>()[1], a_ref->as<uint8_t>()[1]);
   // An empty gather inside a concat reads nothing.
@@ -359,9 +395,9 @@ TEST(CpuBackend, LeadingDimReductionsMatchTheReference) {
   auto x = xl::randn({3, 37, 1500});
   auto xi = (x * 4.0f).to(xl::DType::i32);
   std::vector<xl::Tensor> cases = {
-      xl::sum(x * 2.0f + 1.0f, {0}),          xl::sum(xl::exp(x * 0.1f), {0, 1}, true),
-      xl::prod(x * 0.01f + 1.0f, {0}),        xl::sum(xi, {0, 1}),
-      xl::sum(x.to(xl::DType::f64), {0}),     xl::sum(x, {1}),
+      xl::sum(x * 2.0f + 1.0f, {0}),      xl::sum(xl::exp(x * 0.1f), {0, 1}, true),
+      xl::prod(x * 0.01f + 1.0f, {0}),    xl::sum(xi, {0, 1}),
+      xl::sum(x.to(xl::DType::f64), {0}), xl::sum(x, {1}),
       xl::sum(x.transpose(1, 2), {0, 1}),
   };
   for (size_t c = 0; c < cases.size(); ++c) {
@@ -370,7 +406,8 @@ TEST(CpuBackend, LeadingDimReductionsMatchTheReference) {
     auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
     const xl::DType dtype = cases[c].dtype();
     for (int64_t i = 0; i < xl::numel(cases[c].shape()); ++i) {
-      double got = xl::read_element_f64(cpu[0]->data(), dtype, i), want = xl::read_element_f64(ref[0]->data(), dtype, i);
+      double got = xl::read_element_f64(cpu[0]->data(), dtype, i),
+             want = xl::read_element_f64(ref[0]->data(), dtype, i);
       // f32 sums of up to 4500 terms, added in another order than the oracle's.
       ASSERT_NEAR(got, want, 1e-4 * (1 + std::fabs(want))) << "case " << c << " element " << i;
     }
@@ -378,7 +415,9 @@ TEST(CpuBackend, LeadingDimReductionsMatchTheReference) {
 }
 
 namespace {
-size_t regions_of(const std::string& text) { return xl::compiler::plan_fusion(xl::ir::parse_graph(text)).regions.size(); }
+size_t regions_of(const std::string& text) {
+  return xl::compiler::plan_fusion(xl::ir::parse_graph(text)).regions.size();
+}
 }  // namespace
 
 // A softmax or layernorm is one loop: its row reductions are computed row by row inside it. A reduction
@@ -396,7 +435,8 @@ TEST(CpuBackend, RowReductionsFuseIntoTheLoopThatReadsThem) {
       "%7 = div(%4, %6) : f32[64,128]\n";
   auto plan = xl::compiler::plan_fusion(xl::ir::parse_graph(softmax + "return %7\n"));
   ASSERT_EQ(plan.regions.size(), 1u) << xl::compiler::describe(plan);
-  EXPECT_NE(xl::compiler::describe(plan).find("compute %5 reduce_sum row by row inside the loop of %7 div"), std::string::npos);
+  EXPECT_NE(xl::compiler::describe(plan).find("compute %5 reduce_sum row by row inside the loop of %7 div"),
+            std::string::npos);
   // The sum is also a result: it is a region, and so is the max that both it and the loop read.
   EXPECT_EQ(regions_of(softmax + "return %7, %5\n"), 3u);
   EXPECT_EQ(regions_of("%0 = parameter(index=0) : f32[4,6]\n"  // keepdim=false, broadcast back along dim 1
@@ -476,7 +516,7 @@ TEST(CpuBackend, GemmOperandViewsAreReadInPlace) {
   auto out = xl::matmul(xl::softmax(scores, -1), heads(2));
   auto x = xl::randn({6, 8}) + 0.0f;
   auto odd = xl::matmul(xl::slice(xl::slice(x, 0, 0, 6, 2), 1, 0, 8, 2), xl::randn({4, 3}));  // steps on both dims
-  auto merged = xl::matmul(x.transpose(0, 1).reshape({4, 12}), xl::randn({12, 2}));          // not a strided view
+  auto merged = xl::matmul(x.transpose(0, 1).reshape({4, 12}), xl::randn({12, 2}));           // not a strided view
   auto y = xl::randn({2, 5, 8}) * 1.0f;
   xl::sync({x, y});  // arguments of the graphs below: views of them need no copy
   auto rows_of_wider = xl::matmul(xl::slice(x, 1, 2, 6), xl::randn({4, 3}));                 // sgemm with lda 8

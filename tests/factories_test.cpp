@@ -350,7 +350,7 @@ TEST(Factories, RandnMomentsMatchNormal) {
   EXPECT_EQ(r.dtype(), DType::f32);
   std::vector<float> v = r.to_vector<float>();
   ASSERT_EQ(v.size(), 10000u);
-  EXPECT_NEAR(Mean(v), 0.0, 0.05);               // std error 0.01
+  EXPECT_NEAR(Mean(v), 0.0, 0.05);  // std error 0.01
   EXPECT_NEAR(std::sqrt(Variance(v)), 1.0, 0.05);
   int64_t within = std::count_if(v.begin(), v.end(), [](float x) { return std::fabs(x) < 1.0f; });
   EXPECT_NEAR(static_cast<double>(within) / 10000.0, 0.6827, 0.02);

@@ -20,7 +20,8 @@ namespace {
 namespace xl = xlite;
 using namespace xlite_test;
 
-void ExpectEveryBackendRaises(const std::string& text, const std::vector<xl::BufferPtr>& args, const std::string& error) {
+void ExpectEveryBackendRaises(const std::string& text, const std::vector<xl::BufferPtr>& args,
+                              const std::string& error) {
   xl::ir::Graph graph = xl::ir::parse_graph(text);
   for (const std::string& backend : Backends())
     EXPECT_EQ(ErrorMessage([&] { xl::compiler::compile_with(graph, backend)->run(args); }), error) << backend;
@@ -67,7 +68,8 @@ TEST(FirstFailure, ANegativePowerIsOrderedLikeTheOtherFailures) {
   for (const std::string& backend : Backends()) {
     std::vector<xl::BufferPtr> args = {Upload<int64_t>({1, -1, -1, 3}), Upload<int64_t>({-5, -3, -2, 2})};
     auto out = xl::compiler::compile_with(powers, backend)->run(args);
-    EXPECT_EQ(std::vector<int64_t>(out[0]->as<int64_t>(), out[0]->as<int64_t>() + 4), (std::vector<int64_t>{1, -1, 1, 9}))
+    EXPECT_EQ(std::vector<int64_t>(out[0]->as<int64_t>(), out[0]->as<int64_t>() + 4),
+              (std::vector<int64_t>{1, -1, 1, 9}))
         << backend;
   }
 }

@@ -23,15 +23,15 @@ const FusionDecision* Find(const xl::compiler::FusionPlan& plan, FusionChoice ch
 }  // namespace
 
 TEST(FusionDecisions, EachMaterializedValueCarriesItsReason) {
-  const auto plan = xl::compiler::plan_fusion(xl::ir::parse_graph(
-      "%x = parameter(index=0) : f32[8]\n"
-      "%e = exp(%x) : f32[8]\n"
-      "%a = add(%e, %x) : f32[8]\n"
-      "%m = mul(%e, %x) : f32[8]\n"
-      "%w = parameter(index=1) : f32[8,4]\n"
-      "%r = reshape(%m, shape=[1,8]) : f32[1,8]\n"
-      "%d = dot(%r, %w) : f32[1,4]\n"
-      "return %a, %d, %m\n"));
+  const auto plan =
+      xl::compiler::plan_fusion(xl::ir::parse_graph("%x = parameter(index=0) : f32[8]\n"
+                                                    "%e = exp(%x) : f32[8]\n"
+                                                    "%a = add(%e, %x) : f32[8]\n"
+                                                    "%m = mul(%e, %x) : f32[8]\n"
+                                                    "%w = parameter(index=1) : f32[8,4]\n"
+                                                    "%r = reshape(%m, shape=[1,8]) : f32[1,8]\n"
+                                                    "%d = dot(%r, %w) : f32[1,4]\n"
+                                                    "return %a, %d, %m\n"));
   const FusionDecision* exp = Find(plan, FusionChoice::materialize, 1);
   ASSERT_NE(exp, nullptr);
   EXPECT_EQ(exp->reason, MaterializeReason::shared_expensive);
@@ -47,16 +47,16 @@ TEST(FusionDecisions, EachMaterializedValueCarriesItsReason) {
 }
 
 TEST(FusionDecisions, RecomputationAndRowFusionAreDecisionsToo) {
-  const auto plan = xl::compiler::plan_fusion(xl::ir::parse_graph(
-      "%x = parameter(index=0) : f32[4,8]\n"
-      "%m = reduce_max(%x, dims=[1], keepdim=false) : f32[4]\n"
-      "%b = broadcast(%m, shape=[4,8], dims=[0]) : f32[4,8]\n"
-      "%s = sub(%x, %b) : f32[4,8]\n"
-      "%e = exp(%s) : f32[4,8]\n"
-      "%t = reduce_sum(%e, dims=[1], keepdim=false) : f32[4]\n"
-      "%u = broadcast(%t, shape=[4,8], dims=[0]) : f32[4,8]\n"
-      "%y = div(%e, %u) : f32[4,8]\n"
-      "return %y\n"));
+  const auto plan =
+      xl::compiler::plan_fusion(xl::ir::parse_graph("%x = parameter(index=0) : f32[4,8]\n"
+                                                    "%m = reduce_max(%x, dims=[1], keepdim=false) : f32[4]\n"
+                                                    "%b = broadcast(%m, shape=[4,8], dims=[0]) : f32[4,8]\n"
+                                                    "%s = sub(%x, %b) : f32[4,8]\n"
+                                                    "%e = exp(%s) : f32[4,8]\n"
+                                                    "%t = reduce_sum(%e, dims=[1], keepdim=false) : f32[4]\n"
+                                                    "%u = broadcast(%t, shape=[4,8], dims=[0]) : f32[4,8]\n"
+                                                    "%y = div(%e, %u) : f32[4,8]\n"
+                                                    "return %y\n"));
   EXPECT_NE(Find(plan, FusionChoice::compute_by_rows, 1), nullptr);
   EXPECT_NE(Find(plan, FusionChoice::compute_by_rows, 5), nullptr);
   ASSERT_EQ(plan.regions.size(), 1u);

@@ -80,8 +80,16 @@ TEST(IrText, FloatConstantsRoundTripBitForBit) {
       std::bit_cast<double>(uint64_t{0x7ff8000000000000}),  // nan
       std::bit_cast<double>(uint64_t{0x7ff0000000000001}),  // a signalling NaN with payload 1
       std::bit_cast<double>(uint64_t{0xfff4000000000abc}),
-      INFINITY, -INFINITY, -0.0, 0.0, 4.9406564584124654e-324, -2.2250738585072009e-308, 0.1, 1.0 / 3,
-      static_cast<double>(std::numeric_limits<float>::denorm_min()), 1.7976931348623157e308};
+      INFINITY,
+      -INFINITY,
+      -0.0,
+      0.0,
+      4.9406564584124654e-324,
+      -2.2250738585072009e-308,
+      0.1,
+      1.0 / 3,
+      static_cast<double>(std::numeric_limits<float>::denorm_min()),
+      1.7976931348623157e308};
   for (double v : values) {
     xl::ir::Graph g;
     g.instrs.push_back(parse_graph("%0 = constant(value=1.0, dtype=f64) : f64[]\nreturn %0\n").instrs[0]);
@@ -129,8 +137,9 @@ TEST(IrText, VerifierChecksTypesAndWiring) {
     }
   };
   expect_error("%0 = parameter(index=0) : f32[2]\n%1 = exp(%0) : f32[3]\nreturn %1\n", "declared type f32[3]");
-  expect_error("%0 = parameter(index=0) : f32[2]\n%1 = parameter(index=1) : f32[3]\n%2 = add(%0, %1) : f32[2]\nreturn %2\n",
-               "operands must have one type");
+  expect_error(
+      "%0 = parameter(index=0) : f32[2]\n%1 = parameter(index=1) : f32[3]\n%2 = add(%0, %1) : f32[2]\nreturn %2\n",
+      "operands must have one type");
   expect_error("%0 = parameter(index=1) : f32[2]\nreturn %0\n", "parameter index 1");
   expect_error("%0 = parameter(index=0) : i32[2]\n%1 = exp(%0) : i32[2]\nreturn %1\n", "needs a floating operand");
   expect_error("%0 = parameter(index=0) : f32[2,2]\n%1 = reduce_sum(%0, dims=[2], keepdim=false) : f32[2]\nreturn %1\n",

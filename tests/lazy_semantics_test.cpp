@@ -52,7 +52,9 @@ TEST_F(LazySemantics, ValueReadRunsOnlyWhatItNeeds) {
 TEST_F(LazySemantics, DeadTensorsAreNotComputed) {
   auto a = xl::tensor(std::vector<float>{1, 2});
   auto kept = a * a;
-  { auto dead = xl::exp(a) + 1.5f; }
+  {
+    auto dead = xl::exp(a) + 1.5f;
+  }
   xl::sync();
   EXPECT_EQ(xl::debug::last_sync().num_outputs, 1);
   EXPECT_EQ(kept.to_vector<float>(), (std::vector<float>{1, 4}));
@@ -199,7 +201,7 @@ TEST_F(LazySemantics, InPlaceOpsCheckShapeAndDtype) {
   EXPECT_THROW(i.add_(0.5), xl::Error);  // f32 result cannot be written to i32
   auto f = xl::zeros({2});
   EXPECT_THROW(f.add_(xl::zeros({3, 2})), xl::Error);  // would change the shape
-  f.add_(i);                                          // int into float is fine
+  f.add_(i);                                           // int into float is fine
   EXPECT_EQ(f.to_vector<float>(), (std::vector<float>{1, 2}));
 }
 

@@ -61,8 +61,10 @@ TEST(NnModule, LinearAndNormsMatchTheirFormulas) {
   auto kept = dropout(xl::ones({10000})).to_vector<float>();
   int zeros = 0;
   for (float v : kept) {
-    if (v == 0) ++zeros;
-    else EXPECT_NEAR(v, 1 / 0.75, 1e-6);
+    if (v == 0)
+      ++zeros;
+    else
+      EXPECT_NEAR(v, 1 / 0.75, 1e-6);
   }
   EXPECT_NEAR(zeros / 10000.0, 0.25, 0.03);
 }
@@ -89,8 +91,10 @@ TEST(NnLoss, CrossEntropyKnownValuesIgnoreIndexAndSmoothing) {
   // Label smoothing 0.3: 0.7 * nll + 0.3 * mean over classes of -log p.
   auto logp = xl::log_softmax(logits, -1).to_vector<float>();
   double u0 = -(logp[0] + logp[1] + logp[2]) / 3, u1 = -(logp[3] + logp[4] + logp[5]) / 3;
-  EXPECT_NEAR(nn::cross_entropy(logits, target, -100, 0.3).item<float>(), 0.7 * (l0 + l1) / 2 + 0.3 * (u0 + u1) / 2, 1e-6);
-  EXPECT_NEAR(nn::mse_loss(xl::tensor(std::vector<float>{1, 2}), xl::tensor(std::vector<float>{0, 4})).item<float>(), 2.5, 1e-6);
+  EXPECT_NEAR(nn::cross_entropy(logits, target, -100, 0.3).item<float>(), 0.7 * (l0 + l1) / 2 + 0.3 * (u0 + u1) / 2,
+              1e-6);
+  EXPECT_NEAR(nn::mse_loss(xl::tensor(std::vector<float>{1, 2}), xl::tensor(std::vector<float>{0, 4})).item<float>(),
+              2.5, 1e-6);
   EXPECT_THROW(nn::cross_entropy(logits, xl::tensor(std::vector<int64_t>{0})), xl::Error);
   // Class indices only: a float target would be truncated to a class without a word.
   for (auto bad : {xl::tensor(std::vector<float>{0, 2}), xl::tensor(std::vector<uint8_t>{0, 1}).to(xl::DType::bool_)}) {
@@ -98,7 +102,8 @@ TEST(NnLoss, CrossEntropyKnownValuesIgnoreIndexAndSmoothing) {
       nn::cross_entropy(logits, bad);
       ADD_FAILURE() << "no error for a " << xl::dtype_name(bad.dtype()) << " target";
     } catch (const xl::Error& e) {
-      EXPECT_NE(std::string(e.what()).find("[cross_entropy] target must hold class indices"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("[cross_entropy] target must hold class indices"), std::string::npos)
+          << e.what();
     }
     EXPECT_THROW(nn::nll_loss(xl::log_softmax(logits, -1), bad), xl::Error);
   }
@@ -151,7 +156,8 @@ namespace {
 // Three steps of opt on f(w) = sum(c * w^2) (gradient 2 c w), from w = {1, -2} with c = {1, 3}; after each
 // step w must equal the row of `want` (computed by hand, or by PyTorch's update rules in plain Python).
 template <class Opt>
-void expect_three_steps(Opt& opt, xl::Tensor& w, const std::vector<std::vector<double>>& want, double tolerance = 1e-12) {
+void expect_three_steps(Opt& opt, xl::Tensor& w, const std::vector<std::vector<double>>& want,
+                        double tolerance = 1e-12) {
   auto c = xl::tensor(std::vector<double>{1.0, 3.0});
   for (size_t step = 0; step < want.size(); ++step) {
     opt.zero_grad();
@@ -159,7 +165,8 @@ void expect_three_steps(Opt& opt, xl::Tensor& w, const std::vector<std::vector<d
     opt.step();
     xl::sync();
     auto got = w.to_vector<double>();
-    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[step][i], tolerance) << "step " << step << ", element " << i;
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[step][i], tolerance) << "step " << step << ", element " << i;
   }
 }
 }  // namespace
@@ -195,20 +202,27 @@ TEST(Optim, AdamBiasCorrectionAddsEpsAfterTheSquareRoot) {
   optim::Adam adam({w}, 0.1, {0.9, 0.999, 0.5, 0});
   // Step 1: m_hat = g, v_hat = g^2, so the update is lr * g / (|g| + eps): 0.1 * 2 / 2.5 = 0.08 and
   // 0.1 * -12 / 12.5 = -0.096. Steps 2 and 3 from PyTorch's rule (eps added to sqrt(v_hat)).
-  expect_three_steps(adam, w, {{0.92, -1.904}, {0.8408882995653922, -1.8082450878878131}, {0.7628760716160647, -1.712850505508721}});
+  expect_three_steps(
+      adam, w, {{0.92, -1.904}, {0.8408882995653922, -1.8082450878878131}, {0.7628760716160647, -1.712850505508721}});
 }
 
 TEST(Optim, AdamWeightDecayIsCoupledAndAdamWDecayIsDecoupled) {
   auto w = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
   optim::Adam adam({w}, 0.1, {0.9, 0.999, 1e-8, 0.5});
   // Adam: g += 0.5 w before the moments (L2); the first step is still lr * sign(g + 0.5 w).
-  expect_three_steps(adam, w, {{0.9000000004, -1.900000000076923}, {0.8004122284876838, -1.8001664857658146},
-                               {0.7015862726343534, -1.7006233915164009}}, 1e-10);
+  expect_three_steps(adam, w,
+                     {{0.9000000004, -1.900000000076923},
+                      {0.8004122284876838, -1.8001664857658146},
+                      {0.7015862726343534, -1.7006233915164009}},
+                     1e-10);
   auto v = xl::tensor(std::vector<double>{1.0, -2.0}).requires_grad_();
   optim::AdamW adamw({v}, 0.1, {0.9, 0.999, 1e-8, 0.5});
   // AdamW: w *= 1 - lr * 0.5 first, then the plain Adam update: 1 * 0.95 - 0.1 = 0.85, -2 * 0.95 + 0.1 = -1.8.
-  expect_three_steps(adamw, v, {{0.8500000005, -1.8000000000833332}, {0.7082484433597453, -1.6104122278374124},
-                                {0.5749739307415968, -1.431025243169833}}, 1e-10);
+  expect_three_steps(adamw, v,
+                     {{0.8500000005, -1.8000000000833332},
+                      {0.7082484433597453, -1.6104122278374124},
+                      {0.5749739307415968, -1.431025243169833}},
+                     1e-10);
 }
 
 TEST(Optim, ScheduleAndClipping) {
@@ -260,7 +274,7 @@ TEST(NnModule, PoolingKnownValuesAndGradients) {
   auto w = x.detach().requires_grad_();
   xl::max_pool2d(w, {2}).sum().backward();
   auto g = w.grad().to_vector<float>();
-  EXPECT_EQ(g[5], 1.0f);   // the max of the first window
+  EXPECT_EQ(g[5], 1.0f);  // the max of the first window
   EXPECT_EQ(g[0], 0.0f);
 }
 
@@ -378,9 +392,10 @@ TEST(NnLoss, NllLossKnownValuesIgnoreIndexAndGradient) {
   auto x = logp.detach().requires_grad_();
   nn::nll_loss(x, xl::tensor(std::vector<int64_t>{2, -100, 0})).backward();
   EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{0, 0, -0.5, 0, 0, 0, -0.5, 0, 0}));
-  EXPECT_THROW(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, 1})), xl::Error);                // N differs
+  EXPECT_THROW(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, 1})), xl::Error);                 // N differs
   EXPECT_THROW(nn::nll_loss(xl::reshape(logp, {9}), xl::tensor(std::vector<int64_t>{0})), xl::Error);  // not [N, C]
-  EXPECT_THROW(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, 3, 1})).item<double>(), xl::Error);  // class 3 of 3
+  EXPECT_THROW(nn::nll_loss(logp, xl::tensor(std::vector<int64_t>{0, 3, 1})).item<double>(),
+               xl::Error);  // class 3 of 3
 }
 
 TEST(NnModule, MlpIsLinearGeluTanhLinear) {

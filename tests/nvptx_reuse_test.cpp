@@ -28,7 +28,8 @@ namespace {
 // libdevice's functions by name, as CUDA code calls them.
 class LibdeviceMath final : public codegen::TargetMath {
  public:
-  llvm::Value* call(llvm::IRBuilder<>& b, llvm::Module& module, codegen::MathFn fn, xl::DType dtype, llvm::Value* x) override {
+  llvm::Value* call(llvm::IRBuilder<>& b, llvm::Module& module, codegen::MathFn fn, xl::DType dtype,
+                    llvm::Value* x) override {
     const bool f32 = dtype != xl::DType::f64;
     std::string name = "__nv_";
     switch (fn) {
@@ -49,7 +50,8 @@ class LibdeviceMath final : public codegen::TargetMath {
   llvm::Value* integer_pow(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* exponent) override {
     llvm::Module& module = *b.GetInsertBlock()->getModule();
     auto* i64 = b.getInt64Ty();
-    return b.CreateCall(module.getOrInsertFunction("xlite_gpu_ipow", llvm::FunctionType::get(i64, {i64, i64}, false)), {base, exponent});
+    return b.CreateCall(module.getOrInsertFunction("xlite_gpu_ipow", llvm::FunctionType::get(i64, {i64, i64}, false)),
+                        {base, exponent});
   }
 };
 
@@ -64,8 +66,8 @@ class PtxEmitter final : public codegen::ElementGenerator {
     auto* i64 = b_.getInt64Ty();
     std::vector<llvm::Type*> params(g_.num_parameters + 1, ptr);
     params.insert(params.end(), {i64, ptr});
-    auto* fn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::Function::ExternalLinkage,
-                                      name, module_);
+    auto* fn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                      llvm::Function::ExternalLinkage, name, module_);
     fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
     for (int64_t i = 0; i <= g_.num_parameters; ++i) buffers_.push_back(fn->getArg(i));
     status_ = fn->getArg(g_.num_parameters + 2);
@@ -74,7 +76,8 @@ class PtxEmitter final : public codegen::ElementGenerator {
     auto* done = llvm::BasicBlock::Create(ctx_, "done", fn);
     b_.SetInsertPoint(entry);
     auto sreg = [&](llvm::Intrinsic::ID id) { return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), i64); };
-    llvm::Value* i = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+    llvm::Value* i = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                                               sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
     b_.CreateCondBr(b_.CreateICmpULT(i, fn->getArg(g_.num_parameters + 1)), body, done);
     b_.SetInsertPoint(body);

@@ -52,25 +52,33 @@ TEST(ErrorNames, CompositeOpNamesErrorsOfWhatItBuilds) {
   auto table = xl::zeros({3});
   auto picked = xl::composite_op("lookup", [&] { return xl::gather(table, 0, I64({4})) + 1; });
   for (const std::string& backend : Backends())
-    EXPECT_EQ(RunOn({picked}, backend).error, "[lookup] index 4 is out of range for dim 0 of size 3 (in gather)") << backend;
+    EXPECT_EQ(RunOn({picked}, backend).error, "[lookup] index 4 is out of range for dim 0 of size 3 (in gather)")
+        << backend;
   // A shape rule's error at trace time reads the same way.
-  EXPECT_EQ(ErrorMessage([] { xl::composite_op("grow", [] { return xl::expand(xl::ones({1}), {int64_t{1} << 62}); }); }),
-            "[grow] shape [4611686018427387904] of f32 is too large for 64-bit sizes: its non-zero dims times 4 bytes "
-            "per element overflow (in broadcast)");
+  EXPECT_EQ(
+      ErrorMessage([] { xl::composite_op("grow", [] { return xl::expand(xl::ones({1}), {int64_t{1} << 62}); }); }),
+      "[grow] shape [4611686018427387904] of f32 is too large for 64-bit sizes: its non-zero dims times 4 bytes "
+      "per element overflow (in broadcast)");
 }
 
 TEST(ErrorNames, ConvWithHugePaddingSaysSo) {
   // Used to report a kernel larger than the padded input, whose size had wrapped.
-  EXPECT_EQ(ErrorMessage([] { xl::conv2d(xl::ones({1, 1, 3, 3}), xl::ones({1, 1, 3, 3}), std::nullopt, {1}, {int64_t{1} << 62}); }),
-            "[conv2d] input [1,1,3,3] padded by [4611686018427387904,4611686018427387904] does not fit in 64-bit sizes");
-  EXPECT_EQ(ErrorMessage([] { xl::conv2d(xl::ones({1, 1, 3, 3}), xl::ones({1, 1, 5, 5}), std::nullopt, {1}, {0}, {2}); }),
-            "[conv2d] kernel [1,1,5,5] dilated by [2,2] spans 9, more than the input [1,1,3,3] padded by [0,0] (3)");
-  EXPECT_EQ(ErrorMessage([] { xl::conv2d(xl::ones({1, 1, 3, 3}), xl::ones({1, 1, 2, 2}), std::nullopt, {1}, {0}, {int64_t{1} << 62}); }),
+  EXPECT_EQ(
+      ErrorMessage(
+          [] { xl::conv2d(xl::ones({1, 1, 3, 3}), xl::ones({1, 1, 3, 3}), std::nullopt, {1}, {int64_t{1} << 62}); }),
+      "[conv2d] input [1,1,3,3] padded by [4611686018427387904,4611686018427387904] does not fit in 64-bit sizes");
+  EXPECT_EQ(
+      ErrorMessage([] { xl::conv2d(xl::ones({1, 1, 3, 3}), xl::ones({1, 1, 5, 5}), std::nullopt, {1}, {0}, {2}); }),
+      "[conv2d] kernel [1,1,5,5] dilated by [2,2] spans 9, more than the input [1,1,3,3] padded by [0,0] (3)");
+  EXPECT_EQ(ErrorMessage([] {
+              xl::conv2d(xl::ones({1, 1, 3, 3}), xl::ones({1, 1, 2, 2}), std::nullopt, {1}, {0}, {int64_t{1} << 62});
+            }),
             "[conv2d] kernel [1,1,2,2] dilated by [4611686018427387904,4611686018427387904] spans 4611686018427387905, "
             "more than the input [1,1,3,3] padded by [0,0] (3)");
   const int64_t max = std::numeric_limits<int64_t>::max();
-  EXPECT_EQ(ErrorMessage([&] { xl::max_pool2d(xl::ones({1, 1, 3, 3}), {max}, {1}, {max / 2}); }),
-            "[max_pool2d] input [1,1,3,3] padded by [4611686018427387903,4611686018427387903] does not fit in 64-bit sizes");
+  EXPECT_EQ(
+      ErrorMessage([&] { xl::max_pool2d(xl::ones({1, 1, 3, 3}), {max}, {1}, {max / 2}); }),
+      "[max_pool2d] input [1,1,3,3] padded by [4611686018427387903,4611686018427387903] does not fit in 64-bit sizes");
 }
 
 TEST(EmptyInputs, SoftmaxOverAnEmptyDimIsEmpty) {
@@ -90,7 +98,8 @@ TEST(EmptyInputs, OneHotFollowsPyTorch) {
   for (int64_t classes : {-1, 0})
     EXPECT_EQ(ErrorMessage([&] { xl::one_hot(I64({}), classes); }),
               "[one_hot] cannot infer the number of classes from an empty tensor [0]; give num_classes > 0");
-  EXPECT_EQ(ErrorMessage([] { xl::one_hot(I64({-1, -2})); }), "[one_hot] class values must be non-negative, got a largest value of -1");
+  EXPECT_EQ(ErrorMessage([] { xl::one_hot(I64({-1, -2})); }),
+            "[one_hot] class values must be non-negative, got a largest value of -1");
   EXPECT_EQ(xl::one_hot(I64({}), 3).shape(), (Shape{0, 3}));
   auto hot = xl::one_hot(I64({0, 2, 1}, {3}), 3);
   for (const std::string& backend : Backends()) {

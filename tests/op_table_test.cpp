@@ -82,7 +82,9 @@ TEST(OpTable, TraitsAreConsistentWithClasses) {
   for (OpId op : AllOps()) {
     const xl::ir::OpInfo& info = xl::ir::op_info(op);
     SCOPED_TRACE(std::string(info.name));
-    if (info.has(xl::ir::kRaisesOnIntegers)) { EXPECT_EQ(info.cls, OpClass::Binary); }
+    if (info.has(xl::ir::kRaisesOnIntegers)) {
+      EXPECT_EQ(info.cls, OpClass::Binary);
+    }
     if (info.has(xl::ir::kPiecewiseConstant)) {
       EXPECT_TRUE(xl::ir::is_elementwise_class(info.cls));
       EXPECT_FALSE(xl::ir::is_differentiable(op));
@@ -148,7 +150,8 @@ std::vector<double> RunGraph(const std::string& text, const std::string& backend
   xl::ir::Graph graph = xl::ir::parse_graph(text);
   std::vector<xl::BufferPtr> arguments;
   if (logical) {
-    arguments = {xlite_test::Upload(std::vector<uint8_t>{0, 1, 0, 1}), xlite_test::Upload(std::vector<uint8_t>{0, 0, 1, 1})};
+    arguments = {xlite_test::Upload(std::vector<uint8_t>{0, 1, 0, 1}),
+                 xlite_test::Upload(std::vector<uint8_t>{0, 0, 1, 1})};
   } else {
     arguments = {xlite_test::Upload(std::vector<float>{0.25f, -1.5f, 2.0f, 0.75f}),
                  xlite_test::Upload(std::vector<float>{1.5f, 0.5f, -3.0f, 0.75f})};
@@ -181,8 +184,10 @@ TEST(OpTable, EveryElementwiseAndReduceOpRunsAlikeOnBothBackends) {
     std::vector<double> got = RunGraph(text, "cpu", logical);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
-      if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
-      else EXPECT_NEAR(got[i], want[i], 1e-6 * std::max(1.0, std::fabs(want[i]))) << i;
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got[i])) << i;
+      else
+        EXPECT_NEAR(got[i], want[i], 1e-6 * std::max(1.0, std::fabs(want[i]))) << i;
     }
     ++covered;
   }
@@ -195,7 +200,8 @@ TEST(OpTable, EveryDifferentiableElementwiseOpHasAGradient) {
   int covered = 0;
   for (OpId op : AllOps()) {
     const OpClass cls = xl::ir::op_info(op).cls;
-    if (!xl::ir::is_differentiable(op) || (cls != OpClass::Unary && cls != OpClass::UnaryFloat && cls != OpClass::Binary))
+    if (!xl::ir::is_differentiable(op) ||
+        (cls != OpClass::Unary && cls != OpClass::UnaryFloat && cls != OpClass::Binary))
       continue;
     SCOPED_TRACE(std::string(xl::ir::op_name(op)));
     auto x = xl::tensor(std::vector<float>{0.25f, 1.5f, 2.0f}).requires_grad_(true);
@@ -245,8 +251,9 @@ TEST(OpTable, TextIrHoldsExactlyTheAttributesOfTheOpsSchema) {
   } catch (const xl::Error& e) {
     EXPECT_STREQ(e.what(), "[flip] attribute 'dims' has a value of the wrong kind");
   }
-  EXPECT_NE(ParseError("%0 = parameter(index=0, dim=1) : f32[4]\nreturn %0\n").find("[parameter] takes no attribute 'dim'"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseError("%0 = parameter(index=0, dim=1) : f32[4]\nreturn %0\n").find("[parameter] takes no attribute 'dim'"),
+      std::string::npos);
 }
 
 TEST(OpTable, SchemaStructsWriteAndReadBackEveryField) {
@@ -260,7 +267,8 @@ TEST(OpTable, SchemaStructsWriteAndReadBackEveryField) {
   EXPECT_EQ(std::vector<int64_t>(back.hi.begin(), back.hi.end()), hi);
   EXPECT_EQ(std::vector<int64_t>(back.dilation.begin(), back.dilation.end()), dilation);
   EXPECT_EQ(back.groups, 4);
-  const xl::ir::ConstantAttrs constant = xl::ir::ConstantAttrs::of(xl::ir::ConstantAttrs{.value = -0.5, .dtype = xl::DType::f64}.to_attrs());
+  const xl::ir::ConstantAttrs constant =
+      xl::ir::ConstantAttrs::of(xl::ir::ConstantAttrs{.value = -0.5, .dtype = xl::DType::f64}.to_attrs());
   EXPECT_EQ(constant.value, -0.5);
   EXPECT_EQ(constant.dtype, xl::DType::f64);
   EXPECT_TRUE(xl::ir::ReduceAttrs::of(xl::ir::ReduceAttrs{.dims = lo, .keepdim = true}.to_attrs()).keepdim);

@@ -71,29 +71,35 @@ TEST(OpsIndex, IndexSelectBadDimOrIndexRankThrows) {
 TEST(OpsIndex, IndexSelectOutOfRangeValueThrowsWhenComputed) {
   Tensor x = Iota({3, 2});
   Tensor idx = I64({0, 3});
-  EXPECT_THROW({
-    Tensor y = xlite::index_select(x, 0, idx);
-    y.to_vector<float>();
-  }, xlite::Error);
+  EXPECT_THROW(
+      {
+        Tensor y = xlite::index_select(x, 0, idx);
+        y.to_vector<float>();
+      },
+      xlite::Error);
 }
 
 TEST(OpsIndex, IndexSelectNegativeValueThrowsWhenComputed) {
   Tensor x = Iota({3});
   Tensor idx = I64({-1});
-  EXPECT_THROW({
-    Tensor y = xlite::index_select(x, 0, idx);
-    y.to_vector<float>();
-  }, xlite::Error);
+  EXPECT_THROW(
+      {
+        Tensor y = xlite::index_select(x, 0, idx);
+        y.to_vector<float>();
+      },
+      xlite::Error);
 }
 
 TEST(OpsIndex, IndexSelectOutOfRangeThrowsAtSync) {
   Tensor x = Iota({3});
   Tensor idx = I32({5});
-  EXPECT_THROW({
-    Tensor y = xlite::index_select(x, 0, idx);
-    xlite::sync({y});
-    y.to_vector<float>();
-  }, xlite::Error);
+  EXPECT_THROW(
+      {
+        Tensor y = xlite::index_select(x, 0, idx);
+        xlite::sync({y});
+        y.to_vector<float>();
+      },
+      xlite::Error);
 }
 
 // ---------------------------------------------------------------- gather
@@ -199,10 +205,12 @@ TEST(OpsIndex, ScatterAddOutOfRangeValueThrowsWhenComputed) {
   Tensor x = xlite::zeros({3});
   Tensor idx = I64({0, 3});
   Tensor src = F32({1, 1});
-  EXPECT_THROW({
-    Tensor y = xlite::scatter_add(x, 0, idx, src);
-    y.to_vector<float>();
-  }, xlite::Error);
+  EXPECT_THROW(
+      {
+        Tensor y = xlite::scatter_add(x, 0, idx, src);
+        y.to_vector<float>();
+      },
+      xlite::Error);
 }
 
 TEST(OpsIndex, ScatterAddInvalidArgumentsThrow) {
@@ -249,10 +257,12 @@ TEST(OpsIndex, EmbeddingOutOfRangeThrowsWhenComputed) {
   });
   EXPECT_NE(msg.find("[embedding]"), std::string::npos) << msg;
   Tensor neg = I64({-1});
-  EXPECT_THROW({
-    Tensor y = xlite::embedding(w, neg);
-    y.to_vector<float>();
-  }, xlite::Error);
+  EXPECT_THROW(
+      {
+        Tensor y = xlite::embedding(w, neg);
+        y.to_vector<float>();
+      },
+      xlite::Error);
 }
 
 TEST(OpsIndex, EmbeddingInvalidArgumentsThrow) {
@@ -312,8 +322,10 @@ TEST(OpsIndex, EagerModeIndexOps) {
   EXPECT_EQ(Vals(xlite::gather(w, 1, I64({1, 0, 1}, {3, 1}))), (FV{1, 2, 5}));
   EXPECT_EQ(xlite::one_hot(I64({1}), 2).to_vector<int64_t>(), (LV{0, 1}));
   Tensor bad = I64({7});
-  EXPECT_THROW({
-    Tensor y = xlite::index_select(w, 0, bad);
-    y.to_vector<float>();
-  }, xlite::Error);
+  EXPECT_THROW(
+      {
+        Tensor y = xlite::index_select(w, 0, bad);
+        y.to_vector<float>();
+      },
+      xlite::Error);
 }

@@ -13,23 +13,22 @@
 namespace {
 
 // Using-declarations rather than `using namespace xlite_test;`: this file keeps its own ExpectClose.
+using xlite::DType;
+using xlite::Shape;
+using xlite::Tensor;
 using xlite_test::ErrorMessage;
 using xlite_test::F32;
 using xlite_test::F64;
 using xlite_test::I32;
 using xlite_test::I64;
 using xlite_test::Iota;
-using xlite::DType;
-using xlite::Shape;
-using xlite::Tensor;
 
 // Unlike xlite_test::ExpectClose: default atol 1e-5 (not 1e-6) and a plain EXPECT_NEAR per element,
 // with no NaN/infinity cases.
 void ExpectClose(const std::vector<float>& got, const std::vector<double>& want, double rtol = 1e-5,
                  double atol = 1e-5) {
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << "at " << i;
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << "at " << i;
 }
 
 Tensor A23() { return F32({1, 2, 3, 4, 5, 6}, {2, 3}); }
@@ -78,8 +77,8 @@ TEST(OpsLinalg, MatmulBatched) {
 TEST(OpsLinalg, MatmulBroadcastsBatchDims) {
   Tensor y = xlite::matmul(Iota({2, 1, 2, 3}), Iota({3, 3, 2}));
   EXPECT_EQ(y.shape(), (Shape{2, 3, 2, 2}));
-  ExpectClose(y.to_vector<float>(), {10,  13,  28,  40,  28,  31,  100, 112, 46,  49,  172, 184,
-                                     46,  67,  64,  94,  172, 193, 244, 274, 298, 319, 424, 454});
+  ExpectClose(y.to_vector<float>(), {10, 13, 28, 40, 28,  31,  100, 112, 46,  49,  172, 184,
+                                     46, 67, 64, 94, 172, 193, 244, 274, 298, 319, 424, 454});
 }
 
 TEST(OpsLinalg, MatmulBatchTimesMatrix) {

@@ -182,9 +182,7 @@ TEST(OpsReduce, MeanOfIntThrows) {
   EXPECT_THROW(xlite::mean(y, {0}), xlite::Error);
 }
 
-TEST(OpsReduce, MeanOfEmptyIsNaN) {
-  EXPECT_TRUE(std::isnan(xlite::mean(xlite::zeros({0})).item<float>()));
-}
+TEST(OpsReduce, MeanOfEmptyIsNaN) { EXPECT_TRUE(std::isnan(xlite::mean(xlite::zeros({0})).item<float>())); }
 
 // ---------------------------------------------------------------- prod
 

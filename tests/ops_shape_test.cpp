@@ -240,7 +240,7 @@ TEST(OpsShape, ExpandZeroDim) {
 
 TEST(OpsShape, ExpandInvalidThrows) {
   Tensor x = F32({1, 2, 3});
-  EXPECT_THROW(xlite::expand(x, {2, 4}), xlite::Error);  // 3 is not 1
+  EXPECT_THROW(xlite::expand(x, {2, 4}), xlite::Error);          // 3 is not 1
   EXPECT_THROW(xlite::expand(Iota({2, 3}), {3}), xlite::Error);  // fewer dims
 }
 
@@ -314,9 +314,7 @@ TEST(OpsShape, NarrowValues) {
   EXPECT_EQ(xlite::narrow(Iota({5}), 0, 5, 0).shape(), (Shape{0}));
 }
 
-TEST(OpsShape, NarrowNegativeStartCountsFromEnd) {
-  EXPECT_EQ(Vals(xlite::narrow(Iota({5}), 0, -2, 2)), (FV{3, 4}));
-}
+TEST(OpsShape, NarrowNegativeStartCountsFromEnd) { EXPECT_EQ(Vals(xlite::narrow(Iota({5}), 0, -2, 2)), (FV{3, 4})); }
 
 TEST(OpsShape, NarrowOutOfRangeThrows) {
   Tensor x = Iota({5});
@@ -379,9 +377,7 @@ TEST(OpsShape, ConcatShapeMismatchThrowsNamingOp) {
   EXPECT_THROW(xlite::cat({a, a}, 2), xlite::Error);          // bad dim
 }
 
-TEST(OpsShape, ConcatEmptyListThrows) {
-  EXPECT_THROW(xlite::concat({}, 0), xlite::Error);
-}
+TEST(OpsShape, ConcatEmptyListThrows) { EXPECT_THROW(xlite::concat({}, 0), xlite::Error); }
 
 TEST(OpsShape, StackDims) {
   Tensor a = F32({1, 2});
@@ -558,8 +554,8 @@ TEST(OpsShape, TrilKeepsIntDtype) {
 
 TEST(OpsShape, PermuteSliceReshapeChain) {
   Tensor x = Iota({2, 3, 4});
-  Tensor p = xlite::permute(x, {2, 1, 0});          // [4,3,2], p[k][j][i] = 12 i + 4 j + k
-  Tensor s = xlite::slice(p, 0, 1, 4, 2);           // k = 1, 3
+  Tensor p = xlite::permute(x, {2, 1, 0});  // [4,3,2], p[k][j][i] = 12 i + 4 j + k
+  Tensor s = xlite::slice(p, 0, 1, 4, 2);   // k = 1, 3
   Tensor r = xlite::reshape(s, {2, 6});
   EXPECT_EQ(Vals(r), (FV{1, 13, 5, 17, 9, 21, 3, 15, 7, 19, 11, 23}));
 }

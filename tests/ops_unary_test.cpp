@@ -91,8 +91,7 @@ TEST(OpsUnary, ExpOverflowAndUnderflow) {
 }
 
 TEST(OpsUnary, Expm1Values) {
-  ExpectClose(xlite::expm1(F32(kX)).to_vector<float>(),
-              {-0.864664717, -0.39346934, 0.0, 0.648721271, 3.48168907});
+  ExpectClose(xlite::expm1(F32(kX)).to_vector<float>(), {-0.864664717, -0.39346934, 0.0, 0.648721271, 3.48168907});
 }
 
 TEST(OpsUnary, Expm1IsAccurateNearZero) {
@@ -127,8 +126,7 @@ TEST(OpsUnary, Log1pIsAccurateNearZero) {
 }
 
 TEST(OpsUnary, SqrtValues) {
-  ExpectClose(xlite::sqrt(F32({0.25f, 1.0f, 2.0f, 4.0f, 0.0f})).to_vector<float>(),
-              {0.5, 1.0, 1.41421356, 2.0, 0.0});
+  ExpectClose(xlite::sqrt(F32({0.25f, 1.0f, 2.0f, 4.0f, 0.0f})).to_vector<float>(), {0.5, 1.0, 1.41421356, 2.0, 0.0});
   ExpectClose(xlite::sqrt(F32({-1.0f})).to_vector<float>(), {NAN});
 }
 
@@ -193,8 +191,8 @@ TEST(OpsUnary, ReluIntKeepsDtype) {
 }
 
 TEST(OpsUnary, GeluExact) {
-  ExpectClose(xlite::gelu(F32(kX)).to_vector<float>(), {-0.0455002639, -0.154268769, 0.0, 0.345731231, 1.3997892},
-              1e-5, 1e-6);
+  ExpectClose(xlite::gelu(F32(kX)).to_vector<float>(), {-0.0455002639, -0.154268769, 0.0, 0.345731231, 1.3997892}, 1e-5,
+              1e-6);
   ExpectClose(xlite::gelu(F32(kX), "none").to_vector<float>(),
               {-0.0455002639, -0.154268769, 0.0, 0.345731231, 1.3997892}, 1e-5, 1e-6);
 }
@@ -247,8 +245,7 @@ TEST(OpsUnary, RoundHalfToEven) {
 
 TEST(OpsUnary, RoundKeepsLargeValues) {
   // 2^24 + 2 is exactly representable; a naive (x + 0.5) rounding path must not change it.
-  ExpectClose(xlite::round(F32({16777218.0f, -16777218.0f})).to_vector<float>(), {16777218.0, -16777218.0}, 0.0,
-              0.0);
+  ExpectClose(xlite::round(F32({16777218.0f, -16777218.0f})).to_vector<float>(), {16777218.0, -16777218.0}, 0.0, 0.0);
 }
 
 TEST(OpsUnary, SignFloat) {

@@ -63,7 +63,9 @@ TEST(PendingGraph, HashAndMatchAgreeWithTheGraphItBuilds) {
     walked.walk(roots_of(progs[i]));
     for (size_t j = 0; j < graphs.size(); ++j) {
       EXPECT_EQ(walked.matches(graphs[j]), i == j) << i << " vs " << j;
-      if (i != j) { EXPECT_NE(hashes[i], hashes[j]) << i << " vs " << j; }
+      if (i != j) {
+        EXPECT_NE(hashes[i], hashes[j]) << i << " vs " << j;
+      }
     }
   }
 }

@@ -237,7 +237,9 @@ TEST(RandomGraph, BackendsMatchTheReference) {
       ADD_FAILURE() << "'" << backend << "': " << failed.size() << " of " << done
                     << " graphs mismatched; seeds:" << seeds;
     }
-    if (budget.graphs > 0) { EXPECT_GT(done, 0); }
+    if (budget.graphs > 0) {
+      EXPECT_GT(done, 0);
+    }
   }
 }
 
@@ -254,7 +256,9 @@ TEST(RandomGraph, OutOfRangeIndicesThrowInEveryBackend) {
     auto args = xt::random_arguments(graph, seed);
     xt::BackendRun reference = xt::run_backend(graph, args, "reference");
     reference_threw += reference.threw;
-    if (reference.threw) { EXPECT_TRUE(reference.threw_xlite_error) << reference.error; }
+    if (reference.threw) {
+      EXPECT_TRUE(reference.threw_xlite_error) << reference.error;
+    }
     for (const std::string& backend : xc::backend_names()) {
       if (backend == "reference") continue;
       xt::Comparison c = xt::compare_runs(graph, xt::run_backend(graph, args, backend), reference, kRtol, kAtol);
@@ -281,9 +285,7 @@ TEST(RandomGraph, CompareRunsAcceptsWhatIsCloseAndReportsWhatIsNot) {
     return buffer_of(h);
   };
   auto run = [&](const std::string& name, std::vector<float> f, std::vector<float> h, std::vector<int32_t> i,
-                 std::vector<uint8_t> b) {
-    return fake_run(name, {buffer_of(f), f16(h), buffer_of(i), buffer_of(b)});
-  };
+                 std::vector<uint8_t> b) { return fake_run(name, {buffer_of(f), f16(h), buffer_of(i), buffer_of(b)}); };
   const xt::BackendRun base = run("a", {1, nan, inf, 2}, {1, 2, 0, 0.001f}, {1, 2, 3, 4}, {0, 1, 0, 0});
   auto compare = [&](const xt::BackendRun& other) { return xt::compare_runs(g, other, base, 1e-4, 1e-4); };
 
@@ -356,8 +358,7 @@ TEST(RandomGraph, CompareBackendsRunsBothAndCatchesErrors) {
 TEST(RandomGraph, ReachesRowFusionAndGemmOperandViews) {
   int row_fused = 0, gemm_views = 0;
   for (uint64_t seed = 0; seed < 1000; ++seed) {
-    const std::string plan =
-        xc::describe(xc::plan_fusion(xc::passes::optimize(xt::random_graph(seed))));
+    const std::string plan = xc::describe(xc::plan_fusion(xc::passes::optimize(xt::random_graph(seed))));
     row_fused += plan.find("row by row") != std::string::npos;
     gemm_views += plan.find("through strides") != std::string::npos;
   }

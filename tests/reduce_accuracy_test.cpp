@@ -55,7 +55,9 @@ Runs run_both(const xl::Tensor& pending, int64_t elements) {
   return runs;
 }
 
-double relative_error(double got, long double want) { return static_cast<double>(std::fabs(got - want) / std::fabs(want)); }
+double relative_error(double got, long double want) {
+  return static_cast<double>(std::fabs(got - want) / std::fabs(want));
+}
 
 // Every element of both runs within kBound of want; reports the worst error so a reader sees the margin.
 void expect_within_bound(const std::string& what, const Runs& runs, const LongVec& want) {
@@ -131,7 +133,8 @@ void check_exp_sums_and_norm(int64_t n) {
   for (float v : hx) max = std::max<long double>(max, v);
   for (float v : hx) total += std::exp(static_cast<double>(v - max));
   for (float v : hx) squares += static_cast<long double>(v) * v;
-  expect_within_bound("logsumexp " + where, run_both(xl::logsumexp(x, {0}), n), {max + std::log(static_cast<double>(total))});
+  expect_within_bound("logsumexp " + where, run_both(xl::logsumexp(x, {0}), n),
+                      {max + std::log(static_cast<double>(total))});
   // Each softmax element is exp(x - max) / total: its error is the exp's (~1e-6 relative, within
   // the bound) plus the total's. Checked on every element.
   LongVec probabilities(hx.size());
@@ -180,7 +183,8 @@ TEST_P(ReduceAccuracySizes, StridedDim) {
   check_sum_mean_var({4, n / 12, 3}, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(PowersOfTen, ReduceAccuracySizes, ::testing::Values(1'000, 10'000, 100'000, 1'000'000, 10'000'000),
+INSTANTIATE_TEST_SUITE_P(PowersOfTen, ReduceAccuracySizes,
+                         ::testing::Values(1'000, 10'000, 100'000, 1'000'000, 10'000'000),
                          [](const auto& info) { return "n" + std::to_string(info.param); });
 
 // 10^8 floats (400 MB) once, for the plain sum along the contiguous dim.
@@ -219,7 +223,8 @@ TEST(ReduceAccuracy, DoubleSums) {
     for (int64_t c = 0; c < 3; ++c) columns[c] += hx[r * 3 + c], all += hx[r * 3 + c];
   for (int64_t c = 0; c < 3; ++c) rows0 += hx[c];
   const std::vector<double> got_columns = xl::sum(x, {0}).to_vector<double>();
-  for (int64_t c = 0; c < 3; ++c) EXPECT_NEAR(got_columns[c], static_cast<double>(columns[c]), 1e-14 * static_cast<double>(columns[c]));
+  for (int64_t c = 0; c < 3; ++c)
+    EXPECT_NEAR(got_columns[c], static_cast<double>(columns[c]), 1e-14 * static_cast<double>(columns[c]));
   EXPECT_NEAR(xl::sum(x, {1}).to_vector<double>()[0], static_cast<double>(rows0), 1e-15 * static_cast<double>(rows0));
   EXPECT_NEAR(xl::sum(x).item<double>(), static_cast<double>(all), 1e-14 * static_cast<double>(all));
 }
@@ -230,7 +235,8 @@ TEST(ReduceAccuracy, SameBitsForEveryThreadCount) {
   const xl::Tensor x = data({3000, 2048}, 4);
   auto sums = [&] {
     return std::vector<std::vector<float>>{xl::sum(x, {0}).to_vector<float>(), xl::sum(x, {1}).to_vector<float>(),
-                                           xl::sum(x).to_vector<float>(), xl::sum(xl::reshape(x, {6, 1024000}), {1}).to_vector<float>()};
+                                           xl::sum(x).to_vector<float>(),
+                                           xl::sum(xl::reshape(x, {6, 1024000}), {1}).to_vector<float>()};
   };
   const int threads = omp_get_max_threads();
   const auto by_default = sums();

@@ -137,7 +137,7 @@ TEST(Dtype, HalfConversionsRoundToNearestEven) {
   EXPECT_EQ(xl::float_to_f16(65504.0f), 0x7bff);
   EXPECT_EQ(xl::float_to_f16(65520.0f), 0x7c00);  // rounds to inf
   EXPECT_EQ(xl::float_to_f16(-0.0f), 0x8000);
-  EXPECT_EQ(xl::float_to_f16(5.9604645e-08f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(xl::float_to_f16(5.9604645e-08f), 0x0001);      // smallest subnormal
   EXPECT_EQ(xl::float_to_f16(1.0f + 1.0f / 2048), 0x3c00);  // a tie rounds to even
   EXPECT_EQ(xl::float_to_f16(1.0f + 3.0f / 2048), 0x3c02);
   EXPECT_TRUE(std::isnan(xl::f16_to_float(xl::float_to_f16(NAN))));
@@ -147,7 +147,8 @@ TEST(Dtype, HalfConversionsRoundToNearestEven) {
   EXPECT_EQ(xl::float_to_bf16(1.0f + 1.0f / 256), 0x3f80);  // tie to even
   EXPECT_EQ(xl::float_to_bf16(1.0f + 3.0f / 256), 0x3f82);
   EXPECT_FLOAT_EQ(xl::bf16_to_float(0x4049), 3.140625f);
-  for (float f : {0.1f, -2.5f, 1000.0f, 1e-3f}) EXPECT_NEAR(xl::f16_to_float(xl::float_to_f16(f)), f, std::fabs(f) * 1e-3);
+  for (float f : {0.1f, -2.5f, 1000.0f, 1e-3f})
+    EXPECT_NEAR(xl::f16_to_float(xl::float_to_f16(f)), f, std::fabs(f) * 1e-3);
 }
 
 TEST(Dtype, PromotionFollowsPyTorch) {

@@ -67,16 +67,19 @@ TEST(Targets, ARegisteredTargetCompilesThroughThePipelineAndAgreesWithTheReferen
   const auto names = xl::compiler::backend_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "counting"), names.end());
   // A name is registered once.
-  EXPECT_THROW(xl::compiler::register_backend("cpu", [] { return std::unique_ptr<xl::runtime::Backend>(); }), xl::Error);
+  EXPECT_THROW(xl::compiler::register_backend("cpu", [] { return std::unique_ptr<xl::runtime::Backend>(); }),
+               xl::Error);
 }
 
 // A target whose libraries take no dtype gets every dot as a reference fallback region; the default policy
 // sends an f32 dot to the GEMM library and an integer one to the fallback.
 TEST(Targets, TheFusionPolicyDecidesWhichDotsGoToTheLibrary) {
   const xl::ir::Graph f32_dot = xl::ir::parse_graph(
-      "%a = parameter(index=0) : f32[2,3]\n%b = parameter(index=1) : f32[3,4]\n%c = dot(%a, %b) : f32[2,4]\nreturn %c\n");
+      "%a = parameter(index=0) : f32[2,3]\n%b = parameter(index=1) : f32[3,4]\n%c = dot(%a, %b) : f32[2,4]\nreturn "
+      "%c\n");
   const xl::ir::Graph i64_dot = xl::ir::parse_graph(
-      "%a = parameter(index=0) : i64[2,3]\n%b = parameter(index=1) : i64[3,4]\n%c = dot(%a, %b) : i64[2,4]\nreturn %c\n");
+      "%a = parameter(index=0) : i64[2,3]\n%b = parameter(index=1) : i64[3,4]\n%c = dot(%a, %b) : i64[2,4]\nreturn "
+      "%c\n");
   using xl::compiler::RegionKind;
   auto kind = [](const xl::ir::Graph& g, xl::compiler::FusionPolicy policy) {
     auto plan = xl::compiler::plan_fusion(g, policy);

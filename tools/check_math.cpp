@@ -37,7 +37,8 @@ const std::map<std::string, Op>& ops() {
       {"cos", {[](const xl::Tensor& x) { return xl::cos(x); }, [](double x) { return std::cos(x); }}},
       {"tan", {[](const xl::Tensor& x) { return xl::tan(x); }, [](double x) { return std::tan(x); }}},
       {"erf", {[](const xl::Tensor& x) { return xl::erf(x); }, [](double x) { return std::erf(x); }}},
-      {"sigmoid", {[](const xl::Tensor& x) { return xl::sigmoid(x); }, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }}},
+      {"sigmoid",
+       {[](const xl::Tensor& x) { return xl::sigmoid(x); }, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }}},
   };
   return table;
 }
@@ -54,8 +55,10 @@ int main(int argc, char** argv) {
   double limit = 1e-6;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--stride") stride = std::max<uint64_t>(1, std::strtoull(argv[i + 1], nullptr, 10));
-    else if (flag == "--limit") limit = std::atof(argv[i + 1]);
+    if (flag == "--stride")
+      stride = std::max<uint64_t>(1, std::strtoull(argv[i + 1], nullptr, 10));
+    else if (flag == "--limit")
+      limit = std::atof(argv[i + 1]);
     else {
       std::cerr << "xlite-check-math: unknown option " << flag << "\n";
       return 2;

@@ -2,11 +2,11 @@
 //
 //   xlite-checkpoint-crash drive --kills N --mb M --dir D [--seed S]
 //
-// Saves three M-MiB checkpoints to D/crash.safetensors (timing the saves), then N times: starts a writer process that saves a
-// new M-MiB checkpoint (different content each round) to the same path, SIGKILLs it at a random moment
-// within a save's measured duration, and checks that the file loads and holds exactly the old or the new
-// round (the new one if the writer finished first), and that after that load no temporary of the dead
-// writer is left next to it. One line per kill, a summary, exit status 1 on any failure.
+// Saves three M-MiB checkpoints to D/crash.safetensors (timing the saves), then N times: starts a writer process that
+// saves a new M-MiB checkpoint (different content each round) to the same path, SIGKILLs it at a random moment within a
+// save's measured duration, and checks that the file loads and holds exactly the old or the new round (the new one if
+// the writer finished first), and that after that load no temporary of the dead writer is left next to it. One line per
+// kill, a summary, exit status 1 on any failure.
 //
 //   xlite-checkpoint-crash write --round R --mb M --path P --notify FD
 //
@@ -65,7 +65,8 @@ int64_t loaded_round(const std::string& path, int64_t mb) {
   }
   auto it = state.find("w");
   const int64_t n = elements_for(mb);
-  if (state.size() != 1 || it == state.end() || it->second.dtype() != xl::DType::i64 || it->second.shape() != xl::Shape{n}) {
+  if (state.size() != 1 || it == state.end() || it->second.dtype() != xl::DType::i64 ||
+      it->second.shape() != xl::Shape{n}) {
     std::printf("  the file does not hold one i64[%lld] tensor 'w'\n", static_cast<long long>(n));
     return -1;
   }
@@ -73,8 +74,8 @@ int64_t loaded_round(const std::string& path, int64_t mb) {
   const int64_t round = data[0] >> 40;
   for (int64_t i = 0; i < n; ++i)
     if (data[i] != value(round, i)) {
-      std::printf("  element %lld is %lld, not round %lld's\n", static_cast<long long>(i), static_cast<long long>(data[i]),
-                  static_cast<long long>(round));
+      std::printf("  element %lld is %lld, not round %lld's\n", static_cast<long long>(i),
+                  static_cast<long long>(data[i]), static_cast<long long>(round));
       return -1;
     }
   return round;
@@ -159,7 +160,8 @@ int write_mode(int argc, char** argv) {
 int drive_mode(int argc, char** argv) {
   const long kills = flag(argc, argv, "--kills", 20), mb = flag(argc, argv, "--mb", 64);
   const std::string dir = text_flag(argc, argv, "--dir").empty() ? "." : text_flag(argc, argv, "--dir");
-  const unsigned long seed = static_cast<unsigned long>(flag(argc, argv, "--seed", static_cast<long>(std::random_device{}())));
+  const unsigned long seed =
+      static_cast<unsigned long>(flag(argc, argv, "--seed", static_cast<long>(std::random_device{}())));
   const std::string path = (fs::path(dir) / "crash.safetensors").string();
   std::printf("xlite-checkpoint-crash: %ld kills of %ld MiB saves to %s, seed %lu\n", kills, mb, path.c_str(), seed);
   std::fflush(stdout);
@@ -200,18 +202,24 @@ int drive_mode(int argc, char** argv) {
     most_temporaries = std::max<long>(most_temporaries, left);
     // Killed in the rename window the new file may already be in place; finished, it must be.
     const bool ok = saving && (round == next || (round == current && !finished)) && after_load == 0;
-    std::printf("kill %ld/%ld: at %.1f of %.1f ms, writer %s; file holds round %lld (%s); temporaries %d, %d after load%s\n",
-                k, kills, delay_ms, save_ms, finished ? "had finished" : "killed", static_cast<long long>(round),
-                round == next ? "new" : round == current ? "old" : "neither", left, after_load, ok ? "" : "  FAILED");
+    std::printf(
+        "kill %ld/%ld: at %.1f of %.1f ms, writer %s; file holds round %lld (%s); temporaries %d, %d after load%s\n", k,
+        kills, delay_ms, save_ms, finished ? "had finished" : "killed", static_cast<long long>(round),
+        round == next      ? "new"
+        : round == current ? "old"
+                           : "neither",
+        left, after_load, ok ? "" : "  FAILED");
     std::fflush(stdout);
     if (!ok) ++failures;
     if (round == current) ++old_kept;
     if (round == next) current = next;
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  std::printf("summary: %ld kills, %ld writers killed before they exited, %ld old and %ld new files after them, at most %ld temporaries "
-              "before a load, %ld failures, %.1f s\n",
-              kills, killed, old_kept, kills - old_kept, most_temporaries, failures, seconds);
+  std::printf(
+      "summary: %ld kills, %ld writers killed before they exited, %ld old and %ld new files after them, at most %ld "
+      "temporaries "
+      "before a load, %ld failures, %.1f s\n",
+      kills, killed, old_kept, kills - old_kept, most_temporaries, failures, seconds);
   std::error_code ignored;
   fs::remove(path, ignored);
   return failures == 0 ? 0 : 1;

@@ -38,14 +38,10 @@ struct DTypeCase {
 
 const std::vector<DTypeCase>& dtype_cases() {
   static const std::vector<DTypeCase> cases = {
-      {"f32", DType::f32, {2, 3, 4}, {0}},
-      {"f64", DType::f64, {5}, {2, 0}},
-      {"f16", DType::f16, {4, 4}, {0, 3}},
-      {"bf16", DType::bf16, {3, 5}, {2, 0, 3}},
-      {"i32", DType::i32, {7, 1}, {0}},
-      {"i64", DType::i64, {2, 3}, {1, 0}},
-      {"u8", DType::u8, {4, 8}, {0, 4}},
-      {"bool", DType::bool_, {3, 3}, {0}},
+      {"f32", DType::f32, {2, 3, 4}, {0}}, {"f64", DType::f64, {5}, {2, 0}},
+      {"f16", DType::f16, {4, 4}, {0, 3}}, {"bf16", DType::bf16, {3, 5}, {2, 0, 3}},
+      {"i32", DType::i32, {7, 1}, {0}},    {"i64", DType::i64, {2, 3}, {1, 0}},
+      {"u8", DType::u8, {4, 8}, {0, 4}},   {"bool", DType::bool_, {3, 3}, {0}},
   };
   return cases;
 }
@@ -139,7 +135,8 @@ std::map<std::string, Expected> expected_tensors() {
 
 // ---- write ----
 
-template <class T, class V> std::vector<T> cast_all(const std::vector<V>& values) {
+template <class T, class V>
+std::vector<T> cast_all(const std::vector<V>& values) {
   std::vector<T> out;
   for (V v : values) out.push_back(static_cast<T>(v));
   return out;
@@ -180,7 +177,9 @@ std::string show(double v) {
 
 // Exact: the same bits as doubles (so -0 differs from 0), any NaN matching any NaN. Every value of every
 // floating dtype converts to double exactly.
-bool same_float(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+bool same_float(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
 
 int check(const std::string& path) {
   const auto expected = expected_tensors();
@@ -201,20 +200,22 @@ int check(const std::string& path) {
       continue;
     }
     if (t.shape() != e.shape) {
-      problems.push_back("'" + name + "': shape " + xlite::shape_str(t.shape()) + ", expected " + xlite::shape_str(e.shape));
+      problems.push_back("'" + name + "': shape " + xlite::shape_str(t.shape()) + ", expected " +
+                         xlite::shape_str(e.shape));
       continue;
     }
     if (floating(e.dtype)) {
       auto values = t.to_vector<double>();
       for (size_t i = 0; i < values.size(); ++i)
         if (!same_float(values[i], e.floats[i]))
-          problems.push_back("'" + name + "'[" + std::to_string(i) + "] = " + show(values[i]) + ", expected " + show(e.floats[i]));
+          problems.push_back("'" + name + "'[" + std::to_string(i) + "] = " + show(values[i]) + ", expected " +
+                             show(e.floats[i]));
     } else {
       auto values = t.to_vector<int64_t>();
       for (size_t i = 0; i < values.size(); ++i)
         if (values[i] != e.ints[i])
-          problems.push_back("'" + name + "'[" + std::to_string(i) + "] = " + std::to_string(values[i]) + ", expected " +
-                             std::to_string(e.ints[i]));
+          problems.push_back("'" + name + "'[" + std::to_string(i) + "] = " + std::to_string(values[i]) +
+                             ", expected " + std::to_string(e.ints[i]));
     }
   }
   if (problems.empty()) {

@@ -77,8 +77,10 @@ int main(int argc, char** argv) {
   double max_growth_mb = 16;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--steps") steps = std::atol(argv[i + 1]);
-    else if (flag == "--max-growth-mb") max_growth_mb = std::atof(argv[i + 1]);
+    if (flag == "--steps")
+      steps = std::atol(argv[i + 1]);
+    else if (flag == "--max-growth-mb")
+      max_growth_mb = std::atof(argv[i + 1]);
   }
   if (mode != "compiled" && mode != "eager" && mode != "new-shapes") {
     std::fprintf(stderr, "xlite-long-run: unknown mode '%s'\n", mode.c_str());
@@ -96,7 +98,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they come, also into a file
   const long every = std::max(1L, steps / 50);
   if (warmup >= steps) {
-    std::fprintf(stderr, "xlite-long-run: %ld steps do not fill the program cache of %ld (XLITE_COMPILATION_CACHE_SIZE)\n",
+    std::fprintf(stderr,
+                 "xlite-long-run: %ld steps do not fill the program cache of %ld (XLITE_COMPILATION_CACHE_SIZE)\n",
                  steps, capacity);
     return 2;
   }
@@ -115,19 +118,22 @@ int main(int argc, char** argv) {
         used.push_back(static_cast<double>(xl::get_memory_info(xl::Device{}).bytes_used) / (1 << 20));
       }
       const xl::MemoryInfo memory = xl::get_memory_info(xl::Device{});
-      std::printf("step %6ld  loss %8.4f  resident %8.1f MiB  in use %7.2f MiB  cached %7.2f MiB  programs %5zu  kernels %5lld  "
-                  "jit modules %5lld\n",
-                  s, value, resident_mib(), static_cast<double>(memory.bytes_used) / (1 << 20),
-                  static_cast<double>(memory.bytes_cached) / (1 << 20),
-                  xl::compiler::executable_cache().size(), static_cast<long long>(xlite::backends::cpu::kernels_cached()),
-                  static_cast<long long>(xlite::backends::cpu::jit_modules_alive()));
+      std::printf(
+          "step %6ld  loss %8.4f  resident %8.1f MiB  in use %7.2f MiB  cached %7.2f MiB  programs %5zu  kernels %5lld "
+          " "
+          "jit modules %5lld\n",
+          s, value, resident_mib(), static_cast<double>(memory.bytes_used) / (1 << 20),
+          static_cast<double>(memory.bytes_cached) / (1 << 20), xl::compiler::executable_cache().size(),
+          static_cast<long long>(xlite::backends::cpu::kernels_cached()),
+          static_cast<long long>(xlite::backends::cpu::jit_modules_alive()));
     }
   }
   const double rss_slope = slope(at, rss), used_slope = slope(at, used);
   const double growth = rss_slope * static_cast<double>(steps - warmup);
-  std::printf("%s: %ld steps; over steps %ld-%ld resident memory slope %.3f KiB/step (%.2f MiB in all), allocator "
-              "in use %.4f KiB/step\n",
-              mode.c_str(), steps, warmup, steps - 1, rss_slope * 1024, growth, used_slope * 1024);
+  std::printf(
+      "%s: %ld steps; over steps %ld-%ld resident memory slope %.3f KiB/step (%.2f MiB in all), allocator "
+      "in use %.4f KiB/step\n",
+      mode.c_str(), steps, warmup, steps - 1, rss_slope * 1024, growth, used_slope * 1024);
   if (growth > max_growth_mb) {
     std::printf("FAIL: resident memory grew by %.2f MiB, more than %.2f\n", growth, max_growth_mb);
     return 1;

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
               << std::hex << graph.hash() << std::dec << "\n";
     for (size_t i = 0; i < outputs.size(); ++i) {
       const auto& instr = graph.instrs[graph.outputs[i]];
-      auto t = xlite::Tensor(std::make_shared<xlite::TensorImpl>(outputs[i], instr.shape, instr.dtype, xlite::device()));
+      auto t =
+          xlite::Tensor(std::make_shared<xlite::TensorImpl>(outputs[i], instr.shape, instr.dtype, xlite::device()));
       std::cout << "output " << i << ": " << t << "\n";
     }
   } catch (const xlite::Error& e) {

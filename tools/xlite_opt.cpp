@@ -58,10 +58,14 @@ int main(int argc, char** argv) {
   bool fusion = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--pass" && i + 1 < argc) pipeline.push_back(argv[++i]);
-    else if (arg == "--fusion") fusion = true;
-    else if (path.empty() && (arg == "-" || arg[0] != '-')) path = arg;
-    else return usage();
+    if (arg == "--pass" && i + 1 < argc)
+      pipeline.push_back(argv[++i]);
+    else if (arg == "--fusion")
+      fusion = true;
+    else if (path.empty() && (arg == "-" || arg[0] != '-'))
+      path = arg;
+    else
+      return usage();
   }
   if (path.empty()) return usage();
   try {

@@ -31,7 +31,8 @@ using CustomBackward = std::function<std::vector<Tensor>(const std::vector<Tenso
 std::function<Tensor(const std::vector<Tensor>&)> custom_vjp(CustomForward forward, CustomBackward backward);
 
 // The gradients of fn's scalar result with respect to each input (functional form, like jax.grad).
-std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs);
+std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                         const std::vector<Tensor>& inputs);
 // The result and the gradients.
 std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                                                       const std::vector<Tensor>& inputs);

@@ -143,11 +143,15 @@ std::string step_value_text(double value);
 
 template <class T, class = void>
 struct StepInputOf {
-  static void add(std::vector<StepInput>& inputs, const T&) { inputs.push_back({StepInput::Kind::unguardable, {}, {}}); }
+  static void add(std::vector<StepInput>& inputs, const T&) {
+    inputs.push_back({StepInput::Kind::unguardable, {}, {}});
+  }
 };
 template <>
 struct StepInputOf<Tensor> {
-  static void add(std::vector<StepInput>& inputs, const Tensor& t) { inputs.push_back({StepInput::Kind::tensor, t, {}}); }
+  static void add(std::vector<StepInput>& inputs, const Tensor& t) {
+    inputs.push_back({StepInput::Kind::tensor, t, {}});
+  }
 };
 template <>
 struct StepInputOf<std::vector<Tensor>> {
@@ -164,7 +168,9 @@ struct StepInputOf<T, std::enable_if_t<std::is_arithmetic_v<T> || std::is_enum_v
 };
 template <>
 struct StepInputOf<std::string> {
-  static void add(std::vector<StepInput>& inputs, const std::string& v) { inputs.push_back({StepInput::Kind::value, {}, v}); }
+  static void add(std::vector<StepInput>& inputs, const std::string& v) {
+    inputs.push_back({StepInput::Kind::value, {}, v});
+  }
 };
 
 // Which results can be rebuilt from tensors, and how.

@@ -25,13 +25,13 @@ SyncInfo last_sync();
 
 // What a compiled program costs in memory, from its buffer plan.
 struct MemoryStats {
-  int64_t argument_bytes = 0;      // parameters read
-  int64_t output_bytes = 0;        // results written (outputs that are parameters count as aliased)
-  int64_t alias_bytes = 0;         // outputs that share an argument's buffer
-  int64_t temp_bytes = 0;          // peak of intermediate buffers alive at once
-  int64_t code_bytes = 0;          // generated machine code
-  int64_t kernels = 0;             // compiled loops
-  std::string fusion;              // one line per fusion decision
+  int64_t argument_bytes = 0;  // parameters read
+  int64_t output_bytes = 0;    // results written (outputs that are parameters count as aliased)
+  int64_t alias_bytes = 0;     // outputs that share an argument's buffer
+  int64_t temp_bytes = 0;      // peak of intermediate buffers alive at once
+  int64_t code_bytes = 0;      // generated machine code
+  int64_t kernels = 0;         // compiled loops
+  std::string fusion;          // one line per fusion decision
 };
 // Compiles (through the cache) the pending graph of these tensors and reports its memory plan.
 MemoryStats memory_stats(const std::vector<Tensor>& tensors);

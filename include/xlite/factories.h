@@ -9,11 +9,14 @@
 namespace xlite {
 
 // A 0-dim tensor of the value's C++ type (float -> f32, double -> f64, int -> i32, int64_t -> i64, bool).
-template <class T> Tensor tensor(T value, Device device = xlite::device());
+template <class T>
+Tensor tensor(T value, Device device = xlite::device());
 // data.size() must equal the product of shape.
-template <class T> Tensor tensor(const std::vector<T>& data, const Shape& shape, Device device = xlite::device());
+template <class T>
+Tensor tensor(const std::vector<T>& data, const Shape& shape, Device device = xlite::device());
 // A 1-D tensor of the data.
-template <class T> Tensor tensor(const std::vector<T>& data, Device device = xlite::device());
+template <class T>
+Tensor tensor(const std::vector<T>& data, Device device = xlite::device());
 
 Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = xlite::device());
 Tensor ones(const Shape& shape, DType dtype = DType::f32, Device device = xlite::device());

@@ -10,8 +10,8 @@ namespace xlite::metrics {
 
 struct MetricData {
   int64_t samples = 0;
-  double total = 0;               // sum of all samples
-  std::vector<double> recent;     // the last samples, oldest first (at most 1024)
+  double total = 0;            // sum of all samples
+  std::vector<double> recent;  // the last samples, oldest first (at most 1024)
 };
 
 // Counters and metrics that never recorded anything since the last clear_all() are not listed.

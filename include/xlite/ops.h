@@ -41,14 +41,14 @@ Tensor isnan(const Tensor& x);
 Tensor isinf(const Tensor& x);
 
 // Binary, each with Tensor/Scalar overloads.
-#define XLITE_DECLARE_BINARY(name)                 \
-  Tensor name(const Tensor& a, const Tensor& b);   \
-  Tensor name(const Tensor& a, Scalar b);          \
+#define XLITE_DECLARE_BINARY(name)               \
+  Tensor name(const Tensor& a, const Tensor& b); \
+  Tensor name(const Tensor& a, Scalar b);        \
   Tensor name(Scalar a, const Tensor& b);
 XLITE_DECLARE_BINARY(add)
 XLITE_DECLARE_BINARY(sub)
 XLITE_DECLARE_BINARY(mul)
-XLITE_DECLARE_BINARY(div)        // true division: integers give f32
+XLITE_DECLARE_BINARY(div)  // true division: integers give f32
 XLITE_DECLARE_BINARY(pow)
 XLITE_DECLARE_BINARY(maximum)
 XLITE_DECLARE_BINARY(minimum)

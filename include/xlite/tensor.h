@@ -30,8 +30,10 @@ class Tensor {
   bool is_pending() const;          // true while the value is IR that has not run
 
   // Reading a value syncs what this tensor needs (and nothing else pending). Values convert to T.
-  template <class T> T item() const;
-  template <class T> std::vector<T> to_vector() const;
+  template <class T>
+  T item() const;
+  template <class T>
+  std::vector<T> to_vector() const;
 
   Tensor to(DType dtype) const;
 

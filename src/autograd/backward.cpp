@@ -86,9 +86,11 @@ void check_saved_versions(const ir::Node& node) {
     const std::string which = saved.operand < 0 ? "result" : "operand " + std::to_string(saved.operand);
     const std::string op(ir::op_name(node.op));
     const std::string within = *node.origin && op != node.origin ? std::string(" (in ") + node.origin + ")" : "";
-    ops::fail("the gradient of " + op + within + " needs its " + which + ", a " + std::string(dtype_name(tensor->dtype())) + shape_str(tensor->shape()) +
+    ops::fail("the gradient of " + op + within + " needs its " + which + ", a " +
+              std::string(dtype_name(tensor->dtype())) + shape_str(tensor->shape()) +
               " tensor that an in-place op changed after it was used (version " + std::to_string(saved.version) +
-              ", now " + std::to_string(tensor->version()) + "); compute the value again after the update, or update a copy");
+              ", now " + std::to_string(tensor->version()) +
+              "); compute the value again after the update, or update a copy");
   }
 }
 
@@ -143,8 +145,8 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
                   std::to_string(inputs.size()) + " inputs");
       for (size_t k = 0; k < grads.size(); ++k)
         if (grads[k].defined() && grads[k].shape() != inputs[k].shape())
-          ops::fail("a custom backward gave gradient " + std::to_string(k) + " the shape " + shape_str(grads[k].shape()) +
-                    " for an input of shape " + shape_str(inputs[k].shape()));
+          ops::fail("a custom backward gave gradient " + std::to_string(k) + " the shape " +
+                    shape_str(grads[k].shape()) + " for an input of shape " + shape_str(inputs[k].shape()));
     } else {
       grads = autograd::vjp(*it, g);
     }
@@ -203,7 +205,8 @@ Tensor Tensor::detach() const {
   ops::OpScope scope("detach");
   NoGradGuard no_grad;
   const TensorImpl& impl = ops::impl_of(*this);
-  if (!impl.is_pending()) return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
+  if (!impl.is_pending())
+    return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
   return ops::wrap(ir::make_identity(impl.pending(), "detach", false));
 }
 
@@ -249,7 +252,8 @@ std::function<Tensor(const std::vector<Tensor>&)> custom_vjp(CustomForward forwa
   };
 }
 
-std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                         const std::vector<Tensor>& inputs) {
   return value_and_grad(fn, inputs).second;
 }
 

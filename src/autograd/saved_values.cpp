@@ -10,28 +10,74 @@ SavedValues saved_values(ir::OpId op, std::span<const bool> needs_grad) {
   // Each formula's operand for the other's gradient: d(a*b)/da reads b.
   const uint32_t crossed = (needs(1) ? first : 0) | (needs(0) ? second : 0);
   switch (op) {
-    case OpId::parameter: case OpId::constant: case OpId::iota: case OpId::rng_uniform: case OpId::rng_normal:
-    case OpId::convert: case OpId::neg: case OpId::add: case OpId::sub: case OpId::reduce_sum: case OpId::reshape:
-    case OpId::transpose: case OpId::broadcast: case OpId::slice: case OpId::concat: case OpId::pad: case OpId::flip:
+    case OpId::parameter:
+    case OpId::constant:
+    case OpId::iota:
+    case OpId::rng_uniform:
+    case OpId::rng_normal:
+    case OpId::convert:
+    case OpId::neg:
+    case OpId::add:
+    case OpId::sub:
+    case OpId::reduce_sum:
+    case OpId::reshape:
+    case OpId::transpose:
+    case OpId::broadcast:
+    case OpId::slice:
+    case OpId::concat:
+    case OpId::pad:
+    case OpId::flip:
     // Not differentiable: their results never carry gradients.
-    case OpId::floor: case OpId::ceil: case OpId::round: case OpId::sign: case OpId::logical_not: case OpId::isnan:
-    case OpId::isinf: case OpId::eq: case OpId::ne: case OpId::lt: case OpId::le: case OpId::gt: case OpId::ge:
-    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor: case OpId::argmax: case OpId::argmin:
-      return {};
-    case OpId::exp: case OpId::expm1: case OpId::sqrt: case OpId::rsqrt: case OpId::tan: case OpId::tanh:
-    case OpId::sigmoid: case OpId::reciprocal:
-      return {0, true};
-    case OpId::abs: case OpId::log: case OpId::log1p: case OpId::sin: case OpId::cos: case OpId::relu: case OpId::gelu:
-    case OpId::gelu_tanh: case OpId::silu: case OpId::erf:
-      return {first, false};
-    case OpId::mul: case OpId::dot: case OpId::conv2d: return {crossed, false};
+    case OpId::floor:
+    case OpId::ceil:
+    case OpId::round:
+    case OpId::sign:
+    case OpId::logical_not:
+    case OpId::isnan:
+    case OpId::isinf:
+    case OpId::eq:
+    case OpId::ne:
+    case OpId::lt:
+    case OpId::le:
+    case OpId::gt:
+    case OpId::ge:
+    case OpId::logical_and:
+    case OpId::logical_or:
+    case OpId::logical_xor:
+    case OpId::argmax:
+    case OpId::argmin: return {};
+    case OpId::exp:
+    case OpId::expm1:
+    case OpId::sqrt:
+    case OpId::rsqrt:
+    case OpId::tan:
+    case OpId::tanh:
+    case OpId::sigmoid:
+    case OpId::reciprocal: return {0, true};
+    case OpId::abs:
+    case OpId::log:
+    case OpId::log1p:
+    case OpId::sin:
+    case OpId::cos:
+    case OpId::relu:
+    case OpId::gelu:
+    case OpId::gelu_tanh:
+    case OpId::silu:
+    case OpId::erf: return {first, false};
+    case OpId::mul:
+    case OpId::dot:
+    case OpId::conv2d: return {crossed, false};
     case OpId::div: return {(any ? second : 0) | (needs(1) ? first : 0), needs(1)};
     case OpId::pow: return {any ? first | second : 0, needs(1)};
-    case OpId::maximum: case OpId::minimum: return {any ? first | second : 0, false};
+    case OpId::maximum:
+    case OpId::minimum: return {any ? first | second : 0, false};
     case OpId::remainder: return {needs(1) ? first | second : 0, false};
     case OpId::select: return {needs(1) || needs(2) ? first : 0, false};
-    case OpId::reduce_prod: case OpId::reduce_max: case OpId::reduce_min: return {first, true};
-    case OpId::gather: case OpId::index_select: return {needs(0) ? second : 0, false};
+    case OpId::reduce_prod:
+    case OpId::reduce_max:
+    case OpId::reduce_min: return {first, true};
+    case OpId::gather:
+    case OpId::index_select: return {needs(0) ? second : 0, false};
     case OpId::scatter_add: return {needs(2) ? second : 0, false};
     case OpId::count_: break;
   }

@@ -13,7 +13,9 @@ namespace {
 using ir::AttrKey;
 using ir::OpId;
 
-Tensor make_op(OpId op, std::vector<Tensor> operands, ir::Attrs attrs) { return ops::make(op, operands, std::move(attrs)); }
+Tensor make_op(OpId op, std::vector<Tensor> operands, ir::Attrs attrs) {
+  return ops::make(op, operands, std::move(attrs));
+}
 
 // g of a reduced value, reshaped with the reduced dims kept as 1 and expanded back to the input shape.
 Tensor expand_reduced(const Tensor& g, const Shape& in_shape, std::span<const int64_t> dims) {
@@ -27,8 +29,10 @@ Tensor unbroadcast(const Tensor& g, const Shape& in_shape, std::span<const int64
   std::vector<int64_t> summed;
   for (int64_t d = 0; d < static_cast<int64_t>(out.size()); ++d) {
     auto it = std::find(dims.begin(), dims.end(), d);
-    if (it == dims.end()) summed.push_back(d);
-    else if (in_shape[it - dims.begin()] == 1 && out[d] != 1) summed.push_back(d);
+    if (it == dims.end())
+      summed.push_back(d);
+    else if (in_shape[it - dims.begin()] == 1 && out[d] != 1)
+      summed.push_back(d);
   }
   Tensor r = summed.empty() ? g : sum(g, summed, true);
   return reshape(r, in_shape);
@@ -60,7 +64,9 @@ Tensor unslice(Tensor g, const Shape& in_shape, const ir::SliceAttrs& slice_attr
 
 Tensor swap_last_two(const Tensor& t) { return transpose(t, -1, -2); }
 
-Tensor conv(const Tensor& x, const Tensor& w, const ir::ConvAttrs& attrs) { return make_op(OpId::conv2d, {x, w}, attrs.to_attrs()); }
+Tensor conv(const Tensor& x, const Tensor& w, const ir::ConvAttrs& attrs) {
+  return make_op(OpId::conv2d, {x, w}, attrs.to_attrs());
+}
 
 // d conv2d / d input: the output gradient, spread by the stride, convolved with the flipped kernel whose
 // input and output channels swap within each group.
@@ -68,7 +74,8 @@ Tensor conv_input_grad(const Tensor& g, const Tensor& x, const Tensor& w, const 
   const auto& [stride, lo, hi, dilation, groups] = attrs;
   const Shape& ws = w.shape();
   const int64_t og = ws[0] / groups, cg = ws[1];
-  Tensor flipped = flip(reshape(transpose(reshape(w, {groups, og, cg, ws[2], ws[3]}), 1, 2), {groups * cg, og, ws[2], ws[3]}), {2, 3});
+  Tensor flipped = flip(
+      reshape(transpose(reshape(w, {groups, og, cg, ws[2], ws[3]}), 1, 2), {groups * cg, og, ws[2], ws[3]}), {2, 3});
   Tensor spread = g;
   std::vector<int64_t> new_lo(2), new_hi(2);
   for (int k = 0; k < 2; ++k) {
@@ -103,11 +110,12 @@ Tensor conv_weight_grad(const Tensor& g, const Tensor& x, const Tensor& w, const
   const int64_t og = ws[0] / groups, cg = ws[1];
   std::vector<Tensor> parts;
   for (int64_t gi = 0; gi < groups; ++gi) {
-    Tensor xg = transpose(slice(x, 1, gi * cg, (gi + 1) * cg), 0, 1);   // [cg, N, H, W]
-    Tensor gg = transpose(slice(g, 1, gi * og, (gi + 1) * og), 0, 1);   // [og, N, OH, OW]
-    Tensor r = conv(xg, gg, {.stride = dilation, .lo = lo, .hi = hi, .dilation = stride, .groups = 1});  // [cg, og, >=KH, >=KW]
+    Tensor xg = transpose(slice(x, 1, gi * cg, (gi + 1) * cg), 0, 1);  // [cg, N, H, W]
+    Tensor gg = transpose(slice(g, 1, gi * og, (gi + 1) * og), 0, 1);  // [og, N, OH, OW]
+    Tensor r = conv(xg, gg,
+                    {.stride = dilation, .lo = lo, .hi = hi, .dilation = stride, .groups = 1});  // [cg, og, >=KH, >=KW]
     r = slice(slice(r, 2, 0, ws[2]), 3, 0, ws[3]);
-    parts.push_back(transpose(r, 0, 1));                                 // [og, cg, KH, KW]
+    parts.push_back(transpose(r, 0, 1));  // [og, cg, KH, KW]
   }
   return parts.size() == 1 ? parts[0] : concat(parts, 0);
 }
@@ -120,8 +128,7 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
   const Tensor& x = in.empty() ? y : in[0];
   const ir::Attrs& attrs = node->attrs;
   switch (node->op) {
-    case OpId::convert:
-      return {is_floating(x.dtype()) ? g.to(x.dtype()) : Tensor()};
+    case OpId::convert: return {is_floating(x.dtype()) ? g.to(x.dtype()) : Tensor()};
     case OpId::neg: return {-g};
     case OpId::abs: return {g * sign(x)};
     case OpId::exp: return {g * y};
@@ -171,8 +178,7 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     }
     case OpId::remainder: return {g, -g * floor(in[0] / in[1])};
     case OpId::select: return {Tensor(), where(in[0], g, 0.0), where(in[0], 0.0, g)};
-    case OpId::reduce_sum:
-      return {expand_reduced(g, x.shape(), ir::ReduceAttrs::of(attrs).dims)};
+    case OpId::reduce_sum: return {expand_reduced(g, x.shape(), ir::ReduceAttrs::of(attrs).dims)};
     case OpId::reduce_prod: {
       const auto dims = ir::ReduceAttrs::of(attrs).dims;
       return {expand_reduced(g * y, x.shape(), dims) / x};
@@ -225,16 +231,35 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
       return {g, Tensor(), gather(g, dim, in[1])};
     }
     case OpId::dot: return {matmul(g, swap_last_two(in[1])), matmul(swap_last_two(in[0]), g)};
-    case OpId::conv2d: return {conv_input_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs)),
-                                   conv_weight_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs))};
+    case OpId::conv2d:
+      return {conv_input_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs)),
+              conv_weight_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs))};
     // Not differentiable (ir::is_differentiable): their results never require grad, so backward does not
     // reach them.
-    case OpId::parameter: case OpId::constant: case OpId::iota: case OpId::rng_uniform: case OpId::rng_normal:
-    case OpId::floor: case OpId::ceil: case OpId::round: case OpId::sign: case OpId::logical_not: case OpId::isnan:
-    case OpId::isinf: case OpId::eq: case OpId::ne: case OpId::lt: case OpId::le: case OpId::gt: case OpId::ge:
-    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor: case OpId::argmax: case OpId::argmin:
-    case OpId::count_:
-      break;
+    case OpId::parameter:
+    case OpId::constant:
+    case OpId::iota:
+    case OpId::rng_uniform:
+    case OpId::rng_normal:
+    case OpId::floor:
+    case OpId::ceil:
+    case OpId::round:
+    case OpId::sign:
+    case OpId::logical_not:
+    case OpId::isnan:
+    case OpId::isinf:
+    case OpId::eq:
+    case OpId::ne:
+    case OpId::lt:
+    case OpId::le:
+    case OpId::gt:
+    case OpId::ge:
+    case OpId::logical_and:
+    case OpId::logical_or:
+    case OpId::logical_xor:
+    case OpId::argmax:
+    case OpId::argmin:
+    case OpId::count_: break;
   }
   ops::fail("no gradient for " + std::string(ir::op_name(node->op)));
 }

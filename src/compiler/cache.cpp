@@ -1,7 +1,6 @@
 #include "compiler/cache.h"
 #include "core/environment.h"
 
-
 namespace xlite::compiler {
 
 ExecutableCache::ExecutableCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}

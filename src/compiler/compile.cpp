@@ -54,7 +54,9 @@ class TargetBackend final : public runtime::Backend {
  public:
   explicit TargetBackend(std::unique_ptr<Target> target) : target_(std::move(target)) {}
   std::string name() const override { return target_->name(); }
-  std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override { return compile_for_target(graph, *target_); }
+  std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) override {
+    return compile_for_target(graph, *target_);
+  }
 
  private:
   std::unique_ptr<Target> target_;
@@ -65,7 +67,8 @@ class TargetBackend final : public runtime::Backend {
 void register_backend(const std::string& name, BackendFactory factory) {
   Registry& r = storage();
   std::lock_guard lock(r.mutex);
-  if (!r.factories.emplace(name, std::move(factory)).second) throw Error("[compile] a backend named '" + name + "' is registered already");
+  if (!r.factories.emplace(name, std::move(factory)).second)
+    throw Error("[compile] a backend named '" + name + "' is registered already");
 }
 
 std::unique_ptr<runtime::Backend> backend_for_target(std::unique_ptr<Target> target) {

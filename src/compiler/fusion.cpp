@@ -23,7 +23,9 @@ constexpr size_t kMaxDuplicatedChain = 8;
 // recurses along it.
 constexpr int kMaxFusedDepth = 200;
 
-std::string name(const ir::Graph& g, int32_t i) { return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op)); }
+std::string name(const ir::Graph& g, int32_t i) {
+  return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op));
+}
 
 RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
   switch (ir::op_info(instr.op).cls) {
@@ -32,11 +34,25 @@ RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
     case OpClass::Dot: return policy.library_takes(instr.dtype) ? RegionKind::Matmul : RegionKind::Fallback;
     case OpClass::Conv: return policy.library_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd: return RegionKind::Fallback;
-    case OpClass::Leaf: case OpClass::Random: case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat:
-    case OpClass::Predicate: case OpClass::Binary: case OpClass::Compare: case OpClass::Logical: case OpClass::Select:
-    case OpClass::Reshape: case OpClass::Transpose: case OpClass::Broadcast: case OpClass::Slice: case OpClass::Concat:
-    case OpClass::Pad: case OpClass::Flip: case OpClass::Gather: case OpClass::IndexSelect:
-      return RegionKind::Loop;
+    case OpClass::Leaf:
+    case OpClass::Random:
+    case OpClass::Convert:
+    case OpClass::Unary:
+    case OpClass::UnaryFloat:
+    case OpClass::Predicate:
+    case OpClass::Binary:
+    case OpClass::Compare:
+    case OpClass::Logical:
+    case OpClass::Select:
+    case OpClass::Reshape:
+    case OpClass::Transpose:
+    case OpClass::Broadcast:
+    case OpClass::Slice:
+    case OpClass::Concat:
+    case OpClass::Pad:
+    case OpClass::Flip:
+    case OpClass::Gather:
+    case OpClass::IndexSelect: return RegionKind::Loop;
   }
   return RegionKind::Loop;
 }
@@ -53,7 +69,8 @@ bool same_rows(const Shape& a, const Shape& rows) {
 // another row-fused reduction. Any other op on the way could read another row.
 class RowFusion {
  public:
-  RowFusion(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& consumers, const std::vector<bool>& materialized)
+  RowFusion(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& consumers,
+            const std::vector<bool>& materialized)
       : graph_(graph), consumers_(consumers), materialized_(materialized), fused_(graph.instrs.size(), false) {}
 
   bool fused(int32_t i) const { return fused_[i]; }
@@ -164,9 +181,11 @@ class FusionPlanner {
     materialized_[i] = true;
   }
   void materialize_root(int32_t i) {
-    materialize(i, MaterializeReason::region_root, "region root (" + std::string(ir::op_name(graph_.instrs[i].op)) + ")");
+    materialize(i, MaterializeReason::region_root,
+                "region root (" + std::string(ir::op_name(graph_.instrs[i].op)) + ")");
   }
-  void decide(FusionChoice choice, int32_t value, std::string text, std::optional<MaterializeReason> reason = std::nullopt) {
+  void decide(FusionChoice choice, int32_t value, std::string text,
+              std::optional<MaterializeReason> reason = std::nullopt) {
     plan_.decisions.push_back({choice, value, reason, std::move(text)});
   }
   bool library_call(int32_t i) const {
@@ -193,7 +212,8 @@ class FusionPlanner {
                       "operand of " + name(graph_, i) + ", read transposed by the GEMM");
           continue;
         }
-        materialize(o, MaterializeReason::library_operand, "operand of " + name(graph_, i) + ", which reads whole buffers");
+        materialize(o, MaterializeReason::library_operand,
+                    "operand of " + name(graph_, i) + ", which reads whole buffers");
       }
     }
   }
@@ -308,8 +328,10 @@ class FusionPlanner {
           for (int32_t c : consumers_[v]) {
             if (seen[c]) continue;
             seen[c] = true;
-            if (materialized_[c]) roots.push_back(c);
-            else stack.push_back(c);
+            if (materialized_[c])
+              roots.push_back(c);
+            else
+              stack.push_back(c);
           }
         }
         rows_.set(i, false);  // fits() must not take it as already checked
@@ -347,10 +369,13 @@ class FusionPlanner {
       if (kinds_[i] != RegionKind::Matmul) continue;
       for (int32_t o : graph_.instrs[i].operands) {
         // The value materialized for this operand: itself, or the source of a transpose read by a flag.
-        const int32_t copied = materialized_[o] ? o : ir::is_matrix_transpose(graph_.instrs[o]) ? graph_.instrs[o].operands[0] : -1;
+        const int32_t copied = materialized_[o]                            ? o
+                               : ir::is_matrix_transpose(graph_.instrs[o]) ? graph_.instrs[o].operands[0]
+                                                                           : -1;
         if (copied < 0 || !materialized_[copied] || !why_[copied] || !read_only_by_gemms(copied)) continue;
         const MaterializeReason reason = why_[copied]->reason;
-        if (reason != MaterializeReason::library_operand && reason != MaterializeReason::transposed_library_operand) continue;
+        if (reason != MaterializeReason::library_operand && reason != MaterializeReason::transposed_library_operand)
+          continue;
         auto view = strided_view(graph_, copied, [&](int32_t v) { return v != copied && materialized_[v]; });
         if (view && gemm_readable(graph_.instrs[copied].shape, *view)) in_place_[copied] = true;
       }
@@ -415,7 +440,8 @@ class FusionPlanner {
         stack.pop_back();
         // Library calls read whole buffers: only a transpose the GEMM reads with a flag joins them.
         if (library_call(i)) {
-          const bool gemm_reads = region.kind == RegionKind::Matmul && (ir::is_matrix_transpose(graph_.instrs[v]) || gemm_view_[v]);
+          const bool gemm_reads =
+              region.kind == RegionKind::Matmul && (ir::is_matrix_transpose(graph_.instrs[v]) || gemm_view_[v]);
           if (v != region.root && !gemm_reads) continue;
         }
         for (int32_t o : graph_.instrs[v].operands) {
@@ -431,7 +457,8 @@ class FusionPlanner {
         if (is_input) {
           local[v] = static_cast<int32_t>(region.body.instrs.size());
           const ir::ParameterAttrs index{.index = static_cast<int64_t>(region.inputs.size())};
-          Instr param{OpId::parameter, {}, index.to_attrs(), graph_.instrs[v].shape, graph_.instrs[v].dtype, graph_.instrs[v].origin};
+          Instr param{OpId::parameter,        {}, index.to_attrs(), graph_.instrs[v].shape, graph_.instrs[v].dtype,
+                      graph_.instrs[v].origin};
           region.inputs.push_back(static_cast<int32_t>(v));
           region.body.instrs.push_back(std::move(param));
         } else {
@@ -445,7 +472,8 @@ class FusionPlanner {
       region.body.num_parameters = static_cast<int64_t>(region.inputs.size());
       region.body.outputs = {local.at(region.root)};
       // A value in a buffer only because it is an output or a root needs no word; any other reason does.
-      if (const auto& why = why_[i]; why && why->reason != MaterializeReason::graph_output && why->reason != MaterializeReason::region_root)
+      if (const auto& why = why_[i];
+          why && why->reason != MaterializeReason::graph_output && why->reason != MaterializeReason::region_root)
         decide(FusionChoice::materialize, i, "materialize " + name(graph_, i) + ": " + why->detail, why->reason);
       decide(FusionChoice::region, i,
              "region " + name(graph_, i) + ": " + std::to_string(region.members.size()) + " ops fused, " +
@@ -458,20 +486,22 @@ class FusionPlanner {
   const size_t n_;
   std::vector<RegionKind> kinds_;
   std::vector<bool> materialized_;
-  std::vector<std::optional<Materialization>> why_;     // per materialized value, the first reason
+  std::vector<std::optional<Materialization>> why_;  // per materialized value, the first reason
   std::vector<std::vector<int32_t>> consumers_;
-  std::vector<std::vector<int32_t>> regions_of_;         // per value, the regions it is computed in
-  RowFusion rows_;                                        // reads consumers_ and materialized_
-  std::vector<int32_t> row_loop_;                         // per row-fused reduction, its loop's root
-  std::vector<bool> gemm_view_;                           // index arithmetic inside a GEMM's operand view
-  std::vector<bool> in_place_;                            // values GEMMs read through strides, not copied
+  std::vector<std::vector<int32_t>> regions_of_;                        // per value, the regions it is computed in
+  RowFusion rows_;                                                      // reads consumers_ and materialized_
+  std::vector<int32_t> row_loop_;                                       // per row-fused reduction, its loop's root
+  std::vector<bool> gemm_view_;                                         // index arithmetic inside a GEMM's operand view
+  std::vector<bool> in_place_;                                          // values GEMMs read through strides, not copied
   std::vector<std::vector<std::optional<StridedView>>> operand_views_;  // per GEMM
   FusionPlan plan_;
 };
 
 }  // namespace
 
-FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy) { return FusionPlanner(graph, policy).run(); }
+FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy) {
+  return FusionPlanner(graph, policy).run();
+}
 
 std::string describe(const FusionPlan& plan) {
   std::string out;

@@ -22,9 +22,9 @@ enum class RegionKind {
 
 struct Region {
   RegionKind kind;
-  int32_t root;                 // the instruction whose value the region writes
-  std::vector<int32_t> inputs;  // materialized values it reads (parameters or other roots), in first-use order
-  std::vector<int32_t> members; // instructions computed inside, in topological order, root last
+  int32_t root;                  // the instruction whose value the region writes
+  std::vector<int32_t> inputs;   // materialized values it reads (parameters or other roots), in first-use order
+  std::vector<int32_t> members;  // instructions computed inside, in topological order, root last
   // The region as a graph of its own: inputs become parameters 0..n-1, the root is the one output.
   // Its text is the cache key of the compiled kernel, so graphs that share a region compile it once.
   ir::Graph body;
@@ -63,7 +63,7 @@ struct FusionDecision {
 };
 
 struct FusionPlan {
-  std::vector<Region> regions;  // in a valid execution order (a backend may run them in another one)
+  std::vector<Region> regions;            // in a valid execution order (a backend may run them in another one)
   std::vector<FusionDecision> decisions;  // each materialized value, recomputation, in-place read and region
 };
 

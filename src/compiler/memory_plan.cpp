@@ -9,7 +9,9 @@ namespace {
 // huge values can add up past it. Totals are kept wider and reported clamped; allocating such a plan
 // fails as out of memory.
 using Total = __int128;
-int64_t clamped(Total bytes) { return static_cast<int64_t>(std::min<Total>(bytes, std::numeric_limits<int64_t>::max())); }
+int64_t clamped(Total bytes) {
+  return static_cast<int64_t>(std::min<Total>(bytes, std::numeric_limits<int64_t>::max()));
+}
 }  // namespace
 
 int64_t value_bytes(const ir::Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
@@ -36,8 +38,10 @@ debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t
   for (int32_t o : graph.outputs) {
     if (counted[o]) continue;
     counted[o] = true;
-    if (graph.instrs[o].op == ir::OpId::parameter) alias += value_bytes(graph.instrs[o]);
-    else output += value_bytes(graph.instrs[o]);
+    if (graph.instrs[o].op == ir::OpId::parameter)
+      alias += value_bytes(graph.instrs[o]);
+    else
+      output += value_bytes(graph.instrs[o]);
   }
   auto freed = last_uses(graph, reads);
   for (size_t s = 0; s < writes.size(); ++s) {

@@ -12,13 +12,16 @@ namespace {
 // "loop tanh f32[4096,1024] (7 ops)", "matmul f32[256,784] x f32[1024,784]^T": what a profile row sums.
 std::string step_label(const ir::Graph& graph, const Region& region) {
   const ir::Instr& root = graph.instrs[region.root];
-  auto value = [&](int32_t v) { return std::string(dtype_name(graph.instrs[v].dtype)) + shape_str(graph.instrs[v].shape); };
+  auto value = [&](int32_t v) {
+    return std::string(dtype_name(graph.instrs[v].dtype)) + shape_str(graph.instrs[v].shape);
+  };
   switch (region.kind) {
     case RegionKind::Matmul: {
       std::string text = "matmul";
       for (int32_t o : root.operands) {
         bool transposed = ir::is_matrix_transpose(graph.instrs[o]);
-        text += (o == root.operands[0] ? " " : " x ") + value(transposed ? graph.instrs[o].operands[0] : o) + (transposed ? "^T" : "");
+        text += (o == root.operands[0] ? " " : " x ") + value(transposed ? graph.instrs[o].operands[0] : o) +
+                (transposed ? "^T" : "");
       }
       return text;
     }
@@ -43,7 +46,8 @@ std::vector<bool> overwritable_inputs(const Region& region) {
     const ir::Instr& instr = body.instrs[i];
     bool through = elementwise_path[i] && elementwise(body, instr);
     for (int32_t o : instr.operands) {
-      if (!through && body.instrs[o].op == ir::OpId::parameter) safe[ir::ParameterAttrs::of(body.instrs[o].attrs).index] = false;
+      if (!through && body.instrs[o].op == ir::OpId::parameter)
+        safe[ir::ParameterAttrs::of(body.instrs[o].attrs).index] = false;
       if (through) elementwise_path[o] = true;
     }
   }

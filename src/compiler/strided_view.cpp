@@ -88,13 +88,13 @@ std::optional<StridedView> view_of(const ir::Graph& graph, int32_t value, const 
       view->strides = std::move(*strides);
       return view;
     }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 }  // namespace
 
-std::optional<StridedView> strided_view(const ir::Graph& graph, int32_t value, const std::function<bool(int32_t)>& is_base) {
+std::optional<StridedView> strided_view(const ir::Graph& graph, int32_t value,
+                                        const std::function<bool(int32_t)>& is_base) {
   if (numel(graph.instrs[value].shape) == 0) return std::nullopt;
   return view_of(graph, value, is_base, 0);
 }

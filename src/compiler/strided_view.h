@@ -21,7 +21,8 @@ struct StridedView {
 // The view of `value` through transposes, slices and reshapes that split or merge dims compatibly, down
 // to the nearest value `is_base` accepts (the value itself if accepted); nullopt when an op on the way
 // is not a view of its operand, or the value is empty.
-std::optional<StridedView> strided_view(const ir::Graph& graph, int32_t value, const std::function<bool(int32_t)>& is_base);
+std::optional<StridedView> strided_view(const ir::Graph& graph, int32_t value,
+                                        const std::function<bool(int32_t)>& is_base);
 
 // Whether a GEMM reads a view of this shape directly: one of the last two dims contiguous, every other
 // stride positive.

@@ -15,9 +15,9 @@ namespace xlite::compiler {
 
 struct LoweredRegion {
   std::unique_ptr<runtime::Thunk> thunk;
-  bool replaces_output = false;  // the thunk returns a buffer of its own (runtime::ProgramStep)
-  int64_t code_bytes = 0;        // generated machine code (MemoryStats), 0 for library calls
-  bool generated_kernel = false; // counted in MemoryStats::kernels
+  bool replaces_output = false;   // the thunk returns a buffer of its own (runtime::ProgramStep)
+  int64_t code_bytes = 0;         // generated machine code (MemoryStats), 0 for library calls
+  bool generated_kernel = false;  // counted in MemoryStats::kernels
 };
 
 class Target {

@@ -22,14 +22,21 @@ class BufferReleaser {
 class Buffer {
  public:
   Buffer(void* data, size_t bytes, size_t capacity, Device device, BufferReleaser* releaser)
-      : data_(data), bytes_(bytes), capacity_(capacity), device_(device), releaser_(releaser),
+      : data_(data),
+        bytes_(bytes),
+        capacity_(capacity),
+        device_(device),
+        releaser_(releaser),
         serial_(next_serial().fetch_add(1, std::memory_order_relaxed)) {}
   ~Buffer() { releaser_->release(data_, capacity_); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   void* data() const { return data_; }
-  template <class T> T* as() const { return static_cast<T*>(data_); }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
   // Allocation order: a replayed step tells data made during its trace from data that existed before.

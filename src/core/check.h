@@ -9,8 +9,8 @@
 // The message is built only when the check fails.
 #include <string>
 
-#define XLITE_CHECK(condition, message)                                                   \
-  do {                                                                                     \
+#define XLITE_CHECK(condition, message)                                                         \
+  do {                                                                                          \
     if (!(condition)) ::xlite::detail::check_failed(__FILE__, __LINE__, #condition, (message)); \
   } while (0)
 #define XLITE_FAIL(message) ::xlite::detail::check_failed(__FILE__, __LINE__, nullptr, (message))

@@ -12,8 +12,8 @@ int device_count() { return 1; }
 
 Device device(int index) {
   if (index < 0 || index >= device_count())
-    throw Error("[device] no device cpu:" + std::to_string(index) + " (there are " +
-                std::to_string(device_count()) + ")");
+    throw Error("[device] no device cpu:" + std::to_string(index) + " (there are " + std::to_string(device_count()) +
+                ")");
   return Device{DeviceKind::cpu, index};
 }
 

@@ -70,23 +70,25 @@ Loaded load() {
     if (const char* v = std::getenv("XLITE_MEMORY_LIMIT"); v && *v) {
       auto bytes = parse_bytes(v);
       if (!bytes || *bytes <= 0)
-        bad("XLITE_MEMORY_LIMIT", v, "a size in bytes > 0 (a number with an optional suffix: K, M, G, T or KiB, MiB, "
-                                     "GiB, TiB for powers of 1024; KB, MB, GB, TB for powers of 1000)");
+        bad("XLITE_MEMORY_LIMIT", v,
+            "a size in bytes > 0 (a number with an optional suffix: K, M, G, T or KiB, MiB, "
+            "GiB, TiB for powers of 1024; KB, MB, GB, TB for powers of 1000)");
       s.memory_limit = *bytes;
     }
   } catch (const Error& e) {
     loaded.error = e.what();
   }
   // A misspelt variable would otherwise be ignored without a word.
-  static const char* const known[] = {"XLITE_BACKEND", "XLITE_DEBUG", "XLITE_PROFILE", "XLITE_DUMP_IR",
-                                      "XLITE_COMPILATION_CACHE_SIZE", "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT"};
+  static const char* const known[] = {
+      "XLITE_BACKEND",           "XLITE_DEBUG",       "XLITE_PROFILE", "XLITE_DUMP_IR", "XLITE_COMPILATION_CACHE_SIZE",
+      "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT"};
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view var(*entry);
     if (var.rfind("XLITE_", 0) != 0) continue;
     std::string_view name = var.substr(0, var.find('='));
     if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return name == k; }))
-      std::fprintf(stderr, "[xlite] warning: unknown environment variable %.*s is ignored\n", static_cast<int>(name.size()),
-                   name.data());
+      std::fprintf(stderr, "[xlite] warning: unknown environment variable %.*s is ignored\n",
+                   static_cast<int>(name.size()), name.data());
   }
   return loaded;
 }
@@ -113,7 +115,8 @@ std::optional<int64_t> parse_int(std::string_view text, int64_t low, int64_t hig
 std::optional<int64_t> parse_bytes(std::string_view text) {
   text = trimmed(text);
   size_t number_end = 0;
-  while (number_end < text.size() && (std::isdigit(static_cast<unsigned char>(text[number_end])) || text[number_end] == '.'))
+  while (number_end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[number_end])) || text[number_end] == '.'))
     ++number_end;
   std::string number(text.substr(0, number_end));
   if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
@@ -122,10 +125,20 @@ std::optional<int64_t> parse_bytes(std::string_view text) {
     const char* name;
     double factor;
   };
-  static const Unit units[] = {{"", 1},          {"b", 1},           {"k", 1024.0},     {"kib", 1024.0},
-                               {"kb", 1e3},      {"m", 1048576.0},   {"mib", 1048576.0}, {"mb", 1e6},
-                               {"g", 1073741824.0}, {"gib", 1073741824.0}, {"gb", 1e9}, {"t", 1099511627776.0},
-                               {"tib", 1099511627776.0}, {"tb", 1e12}};
+  static const Unit units[] = {{"", 1},
+                               {"b", 1},
+                               {"k", 1024.0},
+                               {"kib", 1024.0},
+                               {"kb", 1e3},
+                               {"m", 1048576.0},
+                               {"mib", 1048576.0},
+                               {"mb", 1e6},
+                               {"g", 1073741824.0},
+                               {"gib", 1073741824.0},
+                               {"gb", 1e9},
+                               {"t", 1099511627776.0},
+                               {"tib", 1099511627776.0},
+                               {"tb", 1e12}};
   const Unit* unit = nullptr;
   for (const Unit& u : units)
     if (suffix == u.name) unit = &u;

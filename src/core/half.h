@@ -42,7 +42,7 @@ inline uint16_t float_to_f16(float f) {
   uint32_t u = float_bits(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // nan
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // nan
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
   if (abs < 0x38800000u) {
     // Result is subnormal or zero: round abs * 2^24 to an integer, half to even.

@@ -63,8 +63,10 @@ Registry& mine() {
 
 void unlink_locked(Registry& r, TensorImpl* impl) {
   Link& link = impl->registry_link();
-  if (link.prev) link.prev->registry_link().next = link.next;
-  else r.head = link.next;
+  if (link.prev)
+    link.prev->registry_link().next = link.next;
+  else
+    r.head = link.next;
   if (link.next) link.next->registry_link().prev = link.prev;
   link = Link{};
   --r.count;

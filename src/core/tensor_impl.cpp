@@ -20,7 +20,11 @@ const metrics::Counter& destroyed_counter() {
 }  // namespace
 
 TensorImpl::TensorImpl(ir::NodePtr pending, Device device)
-    : shape_(pending->shape), dtype_(pending->dtype), device_(device), id_(next_tensor_id++), pending_(std::move(pending)) {
+    : shape_(pending->shape),
+      dtype_(pending->dtype),
+      device_(device),
+      id_(next_tensor_id++),
+      pending_(std::move(pending)) {
   if (pending_->requires_grad) grad_node_ = pending_;
   created_counter().increment();
   live_tensors::add(this);

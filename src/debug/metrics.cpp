@@ -142,7 +142,8 @@ std::string metrics_report() {
         << "\n  Mean: " << format_ns(m.total / static_cast<double>(m.samples)) << "\n";
   }
   for (const auto& [name, value] : r.counters)
-    if (int64_t v = value.load(std::memory_order_relaxed); v != 0) out << "Counter: " << name << "\n  Value: " << v << "\n";
+    if (int64_t v = value.load(std::memory_order_relaxed); v != 0)
+      out << "Counter: " << name << "\n  Value: " << v << "\n";
   return out.str();
 }
 

@@ -67,8 +67,10 @@ std::optional<size_t> offset_too_deep(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -164,7 +166,8 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
     uint64_t bytes = static_cast<uint64_t>(t.numel() * dtype_size(t.dtype()));
-    header[name] = {{"dtype", format_name(t.dtype())}, {"shape", t.shape()}, {"data_offsets", {offset, offset + bytes}}};
+    header[name] = {
+        {"dtype", format_name(t.dtype())}, {"shape", t.shape()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text;
@@ -172,8 +175,7 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
     text = header.dump();
   } catch (const nlohmann::json::exception&) {
     // The only thing dump() refuses is a string that is not UTF-8, and the only strings are the names.
-    for (const auto& [name, t] : tensors)
-      try {
+    for (const auto& [name, t] : tensors) try {
         (void)nlohmann::json(name).dump();
       } catch (const nlohmann::json::exception&) {
         throw Error("[save] tensor name '" + name + "' is not valid UTF-8, which the safetensors header requires");
@@ -199,12 +201,13 @@ std::map<std::string, Tensor> load(const std::string& path) {
   io::remove_stale_temps(path);
   FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) throw Error("[load] cannot open " + path + ": " + std::strerror(errno));
-  struct stat info {};
+  struct stat info{};
   if (::fstat(file.fd, &info) != 0) throw Error("[load] cannot stat " + path + ": " + std::strerror(errno));
   if (S_ISDIR(info.st_mode)) throw Error("[load] " + path + " is a directory, not a checkpoint");
   if (!S_ISREG(info.st_mode)) throw Error("[load] " + path + " is not a regular file");
   const uint64_t file_size = static_cast<uint64_t>(info.st_size);
-  if (file_size < 8) throw Error("[load] " + path + ": file of " + std::to_string(file_size) + " bytes is too short for a header");
+  if (file_size < 8)
+    throw Error("[load] " + path + ": file of " + std::to_string(file_size) + " bytes is too short for a header");
   unsigned char prefix[8];
   read_exact(file.fd, reinterpret_cast<char*>(prefix), 8, 0, path, "the header length");
   uint64_t length = 0;
@@ -243,7 +246,8 @@ std::map<std::string, Tensor> load(const std::string& path) {
       Shape shape = counts_of(entry.at("shape"), "a dim of '" + name + "'", path);
       std::vector<int64_t> offsets = counts_of(entry.at("data_offsets"), "a data offset of '" + name + "'", path);
       if (offsets.size() != 2 || offsets[0] > offsets[1] || static_cast<uint64_t>(offsets[1]) > data_size)
-        throw Error("[load] " + path + ": '" + name + "' has data offsets outside the " + std::to_string(data_size) + " data bytes");
+        throw Error("[load] " + path + ": '" + name + "' has data offsets outside the " + std::to_string(data_size) +
+                    " data bytes");
       const uint64_t bytes = static_cast<uint64_t>(offsets[1] - offsets[0]);
       std::optional<uint64_t> needed = byte_size(shape, dtype);
       if (!needed)
@@ -251,7 +255,8 @@ std::map<std::string, Tensor> load(const std::string& path) {
       if (bytes != *needed)
         throw Error("[load] " + path + ": '" + name + "' holds " + std::to_string(bytes) + " bytes but " +
                     std::string(dtype_name(dtype)) + shape_str(shape) + " needs " + std::to_string(*needed));
-      entries.push_back({name, dtype, std::move(shape), static_cast<uint64_t>(offsets[0]), static_cast<uint64_t>(offsets[1])});
+      entries.push_back(
+          {name, dtype, std::move(shape), static_cast<uint64_t>(offsets[0]), static_cast<uint64_t>(offsets[1])});
     } catch (const nlohmann::json::exception& e) {
       throw Error("[load] " + path + ": bad entry '" + name + "': " + e.what());
     }
@@ -266,9 +271,9 @@ std::map<std::string, Tensor> load(const std::string& path) {
   for (size_t i = 0; i < by_offset.size(); ++i) {
     const Entry& e = *by_offset[i];
     if (e.begin < covered)
-      throw Error("[load] " + path + ": '" + e.name + "' (bytes " + std::to_string(e.begin) + "-" + std::to_string(e.end) +
-                  ") overlaps '" + by_offset[i - 1]->name + "' (bytes " + std::to_string(by_offset[i - 1]->begin) + "-" +
-                  std::to_string(covered) + ")");
+      throw Error("[load] " + path + ": '" + e.name + "' (bytes " + std::to_string(e.begin) + "-" +
+                  std::to_string(e.end) + ") overlaps '" + by_offset[i - 1]->name + "' (bytes " +
+                  std::to_string(by_offset[i - 1]->begin) + "-" + std::to_string(covered) + ")");
     if (e.begin > covered)
       throw Error("[load] " + path + ": data bytes " + std::to_string(covered) + "-" + std::to_string(e.begin) +
                   " belong to no tensor");

@@ -34,8 +34,8 @@ bool attr_from_name(std::string_view name, AttrKey* key) {
 }
 
 Attrs& Attrs::set(AttrKey key, AttrValue value) {
-  auto it = std::lower_bound(items_.begin(), items_.end(), key,
-                             [](const auto& item, AttrKey k) { return item.first < k; });
+  auto it =
+      std::lower_bound(items_.begin(), items_.end(), key, [](const auto& item, AttrKey k) { return item.first < k; });
   if (it != items_.end() && it->first == key)
     it->second = std::move(value);
   else

@@ -18,7 +18,8 @@ Node::~Node() {
   }
 }
 
-std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin, bool requires_grad) {
+std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin,
+                                bool requires_grad) {
   // Reused: every op types a node, and infer_type never builds another one.
   thread_local std::vector<OperandType> types;
   types.clear();

@@ -20,14 +20,30 @@ const OpInfo& op_info(OpId op) { return kOps[static_cast<size_t>(op)]; }
 
 bool is_elementwise_class(OpClass cls) {
   switch (cls) {
-    case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat: case OpClass::Predicate:
-    case OpClass::Binary: case OpClass::Compare: case OpClass::Logical: case OpClass::Select:
-      return true;
-    case OpClass::Leaf: case OpClass::Random: case OpClass::Reduce: case OpClass::ArgReduce: case OpClass::Reshape:
-    case OpClass::Transpose: case OpClass::Broadcast: case OpClass::Slice: case OpClass::Concat: case OpClass::Pad:
-    case OpClass::Flip: case OpClass::Gather: case OpClass::IndexSelect: case OpClass::ScatterAdd: case OpClass::Dot:
-    case OpClass::Conv:
-      return false;
+    case OpClass::Convert:
+    case OpClass::Unary:
+    case OpClass::UnaryFloat:
+    case OpClass::Predicate:
+    case OpClass::Binary:
+    case OpClass::Compare:
+    case OpClass::Logical:
+    case OpClass::Select: return true;
+    case OpClass::Leaf:
+    case OpClass::Random:
+    case OpClass::Reduce:
+    case OpClass::ArgReduce:
+    case OpClass::Reshape:
+    case OpClass::Transpose:
+    case OpClass::Broadcast:
+    case OpClass::Slice:
+    case OpClass::Concat:
+    case OpClass::Pad:
+    case OpClass::Flip:
+    case OpClass::Gather:
+    case OpClass::IndexSelect:
+    case OpClass::ScatterAdd:
+    case OpClass::Dot:
+    case OpClass::Conv: return false;
   }
   return false;
 }
@@ -36,14 +52,30 @@ bool is_differentiable(OpId op) {
   const OpInfo& info = op_info(op);
   if (info.has(kPiecewiseConstant)) return false;
   switch (info.cls) {
-    case OpClass::Predicate: case OpClass::Compare: case OpClass::Logical: case OpClass::ArgReduce:
-    case OpClass::Leaf: case OpClass::Random:
-      return false;
-    case OpClass::Convert: case OpClass::Unary: case OpClass::UnaryFloat: case OpClass::Binary: case OpClass::Select:
-    case OpClass::Reduce: case OpClass::Reshape: case OpClass::Transpose: case OpClass::Broadcast: case OpClass::Slice:
-    case OpClass::Concat: case OpClass::Pad: case OpClass::Flip: case OpClass::Gather: case OpClass::IndexSelect:
-    case OpClass::ScatterAdd: case OpClass::Dot: case OpClass::Conv:
-      return true;
+    case OpClass::Predicate:
+    case OpClass::Compare:
+    case OpClass::Logical:
+    case OpClass::ArgReduce:
+    case OpClass::Leaf:
+    case OpClass::Random: return false;
+    case OpClass::Convert:
+    case OpClass::Unary:
+    case OpClass::UnaryFloat:
+    case OpClass::Binary:
+    case OpClass::Select:
+    case OpClass::Reduce:
+    case OpClass::Reshape:
+    case OpClass::Transpose:
+    case OpClass::Broadcast:
+    case OpClass::Slice:
+    case OpClass::Concat:
+    case OpClass::Pad:
+    case OpClass::Flip:
+    case OpClass::Gather:
+    case OpClass::IndexSelect:
+    case OpClass::ScatterAdd:
+    case OpClass::Dot:
+    case OpClass::Conv: return true;
   }
   return false;
 }
@@ -54,15 +86,14 @@ bool may_raise(OpId op, DType dtype) {
 }
 
 #define XLITE_VIEW_CASE(id, name, arity, cls, traits, schema) \
-  case OpId::id:                                      \
-    return View::id;
-#define XLITE_DEFINE_VIEW(View_, function, OPS)                                                            \
-  View_ function(OpId op) {                                                                                 \
-    using View = View_;                                                                                     \
-    switch (op) {                                                                                           \
-      OPS(XLITE_VIEW_CASE)                                                                                  \
+  case OpId::id: return View::id;
+#define XLITE_DEFINE_VIEW(View_, function, OPS)                                                                     \
+  View_ function(OpId op) {                                                                                         \
+    using View = View_;                                                                                             \
+    switch (op) {                                                                                                   \
+      OPS(XLITE_VIEW_CASE)                                                                                          \
       default: XLITE_FAIL(std::string(#function) + " of " + std::string(op_name(op)) + ", an op of another class"); \
-    }                                                                                                       \
+    }                                                                                                               \
   }
 XLITE_DEFINE_VIEW(LeafOp, leaf_op, XLITE_LEAF_OPS)
 XLITE_DEFINE_VIEW(RandomOp, random_op, XLITE_RANDOM_OPS)

@@ -22,108 +22,108 @@ enum OpTrait : uint8_t {
 // ir/op_attrs.h)). The table is split by class so that each class with several ops gets its own enum below
 // (UnaryOp, BinaryOp, ...): a switch over one of those without `default:` is checked by -Wswitch, so a
 // layer that forgets a new op fails to build.
-#define XLITE_LEAF_OPS(X)                                                               \
-  X(parameter, "parameter", 0, Leaf, 0, ParameterAttrs)                                 \
-  X(constant, "constant", 0, Leaf, 0, ConstantAttrs)                                    \
+#define XLITE_LEAF_OPS(X)                               \
+  X(parameter, "parameter", 0, Leaf, 0, ParameterAttrs) \
+  X(constant, "constant", 0, Leaf, 0, ConstantAttrs)    \
   X(iota, "iota", 0, Leaf, 0, IotaAttrs)
 
-#define XLITE_RANDOM_OPS(X)                                                             \
-  X(rng_uniform, "rng_uniform", 2, Random, kExpensive, RandomAttrs)                     \
+#define XLITE_RANDOM_OPS(X)                                         \
+  X(rng_uniform, "rng_uniform", 2, Random, kExpensive, RandomAttrs) \
   X(rng_normal, "rng_normal", 2, Random, kExpensive, RandomAttrs)
 
-#define XLITE_UNARY_OPS(X)                                                              \
-  X(neg, "neg", 1, Unary, 0, NoAttrs)                                                   \
-  X(abs, "abs", 1, Unary, 0, NoAttrs)                                                   \
-  X(relu, "relu", 1, Unary, 0, NoAttrs)                                                 \
+#define XLITE_UNARY_OPS(X)              \
+  X(neg, "neg", 1, Unary, 0, NoAttrs)   \
+  X(abs, "abs", 1, Unary, 0, NoAttrs)   \
+  X(relu, "relu", 1, Unary, 0, NoAttrs) \
   X(sign, "sign", 1, Unary, kPiecewiseConstant, NoAttrs)
 
-#define XLITE_UNARY_FLOAT_OPS(X)                                                        \
-  X(exp, "exp", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
-  X(expm1, "expm1", 1, UnaryFloat, kExpensive, NoAttrs)                                 \
-  X(log, "log", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
-  X(log1p, "log1p", 1, UnaryFloat, kExpensive, NoAttrs)                                 \
-  X(sqrt, "sqrt", 1, UnaryFloat, 0, NoAttrs)                                            \
-  X(rsqrt, "rsqrt", 1, UnaryFloat, 0, NoAttrs)                                          \
-  X(sin, "sin", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
-  X(cos, "cos", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
-  X(tan, "tan", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
-  X(tanh, "tanh", 1, UnaryFloat, kExpensive, NoAttrs)                                   \
-  X(sigmoid, "sigmoid", 1, UnaryFloat, kExpensive, NoAttrs)                             \
-  X(gelu, "gelu", 1, UnaryFloat, kExpensive, NoAttrs)                                   \
-  X(gelu_tanh, "gelu_tanh", 1, UnaryFloat, kExpensive, NoAttrs)                         \
-  X(silu, "silu", 1, UnaryFloat, kExpensive, NoAttrs)                                   \
-  X(erf, "erf", 1, UnaryFloat, kExpensive, NoAttrs)                                     \
-  X(floor, "floor", 1, UnaryFloat, kPiecewiseConstant, NoAttrs)                         \
-  X(ceil, "ceil", 1, UnaryFloat, kPiecewiseConstant, NoAttrs)                           \
-  X(round, "round", 1, UnaryFloat, kPiecewiseConstant, NoAttrs)                         \
+#define XLITE_UNARY_FLOAT_OPS(X)                                \
+  X(exp, "exp", 1, UnaryFloat, kExpensive, NoAttrs)             \
+  X(expm1, "expm1", 1, UnaryFloat, kExpensive, NoAttrs)         \
+  X(log, "log", 1, UnaryFloat, kExpensive, NoAttrs)             \
+  X(log1p, "log1p", 1, UnaryFloat, kExpensive, NoAttrs)         \
+  X(sqrt, "sqrt", 1, UnaryFloat, 0, NoAttrs)                    \
+  X(rsqrt, "rsqrt", 1, UnaryFloat, 0, NoAttrs)                  \
+  X(sin, "sin", 1, UnaryFloat, kExpensive, NoAttrs)             \
+  X(cos, "cos", 1, UnaryFloat, kExpensive, NoAttrs)             \
+  X(tan, "tan", 1, UnaryFloat, kExpensive, NoAttrs)             \
+  X(tanh, "tanh", 1, UnaryFloat, kExpensive, NoAttrs)           \
+  X(sigmoid, "sigmoid", 1, UnaryFloat, kExpensive, NoAttrs)     \
+  X(gelu, "gelu", 1, UnaryFloat, kExpensive, NoAttrs)           \
+  X(gelu_tanh, "gelu_tanh", 1, UnaryFloat, kExpensive, NoAttrs) \
+  X(silu, "silu", 1, UnaryFloat, kExpensive, NoAttrs)           \
+  X(erf, "erf", 1, UnaryFloat, kExpensive, NoAttrs)             \
+  X(floor, "floor", 1, UnaryFloat, kPiecewiseConstant, NoAttrs) \
+  X(ceil, "ceil", 1, UnaryFloat, kPiecewiseConstant, NoAttrs)   \
+  X(round, "round", 1, UnaryFloat, kPiecewiseConstant, NoAttrs) \
   X(reciprocal, "reciprocal", 1, UnaryFloat, 0, NoAttrs)
 
-#define XLITE_PREDICATE_OPS(X)                                                          \
-  X(logical_not, "logical_not", 1, Predicate, 0, NoAttrs)                               \
-  X(isnan, "isnan", 1, Predicate, 0, NoAttrs)                                           \
+#define XLITE_PREDICATE_OPS(X)                            \
+  X(logical_not, "logical_not", 1, Predicate, 0, NoAttrs) \
+  X(isnan, "isnan", 1, Predicate, 0, NoAttrs)             \
   X(isinf, "isinf", 1, Predicate, 0, NoAttrs)
 
-#define XLITE_BINARY_OPS(X)                                                             \
-  X(add, "add", 2, Binary, 0, NoAttrs)                                                  \
-  X(sub, "sub", 2, Binary, 0, NoAttrs)                                                  \
-  X(mul, "mul", 2, Binary, 0, NoAttrs)                                                  \
-  X(div, "div", 2, Binary, kRaisesOnIntegers, NoAttrs)                                  \
-  X(pow, "pow", 2, Binary, kExpensive | kRaisesOnIntegers, NoAttrs)                     \
-  X(maximum, "maximum", 2, Binary, 0, NoAttrs)                                          \
-  X(minimum, "minimum", 2, Binary, 0, NoAttrs)                                          \
+#define XLITE_BINARY_OPS(X)                                         \
+  X(add, "add", 2, Binary, 0, NoAttrs)                              \
+  X(sub, "sub", 2, Binary, 0, NoAttrs)                              \
+  X(mul, "mul", 2, Binary, 0, NoAttrs)                              \
+  X(div, "div", 2, Binary, kRaisesOnIntegers, NoAttrs)              \
+  X(pow, "pow", 2, Binary, kExpensive | kRaisesOnIntegers, NoAttrs) \
+  X(maximum, "maximum", 2, Binary, 0, NoAttrs)                      \
+  X(minimum, "minimum", 2, Binary, 0, NoAttrs)                      \
   X(remainder, "remainder", 2, Binary, kRaisesOnIntegers, NoAttrs)
 
-#define XLITE_COMPARE_OPS(X)                                                            \
-  X(eq, "eq", 2, Compare, 0, NoAttrs)                                                   \
-  X(ne, "ne", 2, Compare, 0, NoAttrs)                                                   \
-  X(lt, "lt", 2, Compare, 0, NoAttrs)                                                   \
-  X(le, "le", 2, Compare, 0, NoAttrs)                                                   \
-  X(gt, "gt", 2, Compare, 0, NoAttrs)                                                   \
+#define XLITE_COMPARE_OPS(X)          \
+  X(eq, "eq", 2, Compare, 0, NoAttrs) \
+  X(ne, "ne", 2, Compare, 0, NoAttrs) \
+  X(lt, "lt", 2, Compare, 0, NoAttrs) \
+  X(le, "le", 2, Compare, 0, NoAttrs) \
+  X(gt, "gt", 2, Compare, 0, NoAttrs) \
   X(ge, "ge", 2, Compare, 0, NoAttrs)
 
-#define XLITE_LOGICAL_OPS(X)                                                            \
-  X(logical_and, "logical_and", 2, Logical, 0, NoAttrs)                                 \
-  X(logical_or, "logical_or", 2, Logical, 0, NoAttrs)                                   \
+#define XLITE_LOGICAL_OPS(X)                            \
+  X(logical_and, "logical_and", 2, Logical, 0, NoAttrs) \
+  X(logical_or, "logical_or", 2, Logical, 0, NoAttrs)   \
   X(logical_xor, "logical_xor", 2, Logical, 0, NoAttrs)
 
-#define XLITE_REDUCE_OPS(X)                                                             \
-  X(reduce_sum, "reduce_sum", 1, Reduce, 0, ReduceAttrs)                                \
-  X(reduce_prod, "reduce_prod", 1, Reduce, 0, ReduceAttrs)                              \
-  X(reduce_max, "reduce_max", 1, Reduce, 0, ReduceAttrs)                                \
+#define XLITE_REDUCE_OPS(X)                                \
+  X(reduce_sum, "reduce_sum", 1, Reduce, 0, ReduceAttrs)   \
+  X(reduce_prod, "reduce_prod", 1, Reduce, 0, ReduceAttrs) \
+  X(reduce_max, "reduce_max", 1, Reduce, 0, ReduceAttrs)   \
   X(reduce_min, "reduce_min", 1, Reduce, 0, ReduceAttrs)
 
-#define XLITE_ARG_REDUCE_OPS(X)                                                         \
-  X(argmax, "argmax", 1, ArgReduce, 0, ArgReduceAttrs)                                  \
+#define XLITE_ARG_REDUCE_OPS(X)                        \
+  X(argmax, "argmax", 1, ArgReduce, 0, ArgReduceAttrs) \
   X(argmin, "argmin", 1, ArgReduce, 0, ArgReduceAttrs)
 
 // Classes of one op each.
-#define XLITE_SINGLE_OPS(X)                                                             \
-  X(convert, "convert", 1, Convert, 0, ConvertAttrs)                                    \
-  X(select, "select", 3, Select, 0, NoAttrs)                                            \
-  X(reshape, "reshape", 1, Reshape, 0, ReshapeAttrs)                                    \
-  X(transpose, "transpose", 1, Transpose, 0, TransposeAttrs)                            \
-  X(broadcast, "broadcast", 1, Broadcast, 0, BroadcastAttrs)                            \
-  X(slice, "slice", 1, Slice, 0, SliceAttrs)                                            \
-  X(concat, "concat", -1, Concat, 0, DimAttrs)                                          \
-  X(pad, "pad", 1, Pad, 0, PadAttrs)                                                    \
-  X(flip, "flip", 1, Flip, 0, FlipAttrs)                                                \
-  X(gather, "gather", 2, Gather, kExpensive | kRaisesOnBadIndex, DimAttrs)              \
+#define XLITE_SINGLE_OPS(X)                                                                 \
+  X(convert, "convert", 1, Convert, 0, ConvertAttrs)                                        \
+  X(select, "select", 3, Select, 0, NoAttrs)                                                \
+  X(reshape, "reshape", 1, Reshape, 0, ReshapeAttrs)                                        \
+  X(transpose, "transpose", 1, Transpose, 0, TransposeAttrs)                                \
+  X(broadcast, "broadcast", 1, Broadcast, 0, BroadcastAttrs)                                \
+  X(slice, "slice", 1, Slice, 0, SliceAttrs)                                                \
+  X(concat, "concat", -1, Concat, 0, DimAttrs)                                              \
+  X(pad, "pad", 1, Pad, 0, PadAttrs)                                                        \
+  X(flip, "flip", 1, Flip, 0, FlipAttrs)                                                    \
+  X(gather, "gather", 2, Gather, kExpensive | kRaisesOnBadIndex, DimAttrs)                  \
   X(index_select, "index_select", 2, IndexSelect, kExpensive | kRaisesOnBadIndex, DimAttrs) \
-  X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex, DimAttrs)             \
-  X(dot, "dot", 2, Dot, 0, NoAttrs)                                                     \
+  X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex, DimAttrs)                 \
+  X(dot, "dot", 2, Dot, 0, NoAttrs)                                                         \
   X(conv2d, "conv2d", 2, Conv, 0, ConvAttrs)
 
-#define XLITE_IR_OPS(X)                                                                 \
-  XLITE_LEAF_OPS(X)                                                                     \
-  XLITE_RANDOM_OPS(X)                                                                   \
-  XLITE_UNARY_OPS(X)                                                                    \
-  XLITE_UNARY_FLOAT_OPS(X)                                                              \
-  XLITE_PREDICATE_OPS(X)                                                                \
-  XLITE_BINARY_OPS(X)                                                                   \
-  XLITE_COMPARE_OPS(X)                                                                  \
-  XLITE_LOGICAL_OPS(X)                                                                  \
-  XLITE_REDUCE_OPS(X)                                                                   \
-  XLITE_ARG_REDUCE_OPS(X)                                                               \
+#define XLITE_IR_OPS(X)    \
+  XLITE_LEAF_OPS(X)        \
+  XLITE_RANDOM_OPS(X)      \
+  XLITE_UNARY_OPS(X)       \
+  XLITE_UNARY_FLOAT_OPS(X) \
+  XLITE_PREDICATE_OPS(X)   \
+  XLITE_BINARY_OPS(X)      \
+  XLITE_COMPARE_OPS(X)     \
+  XLITE_LOGICAL_OPS(X)     \
+  XLITE_REDUCE_OPS(X)      \
+  XLITE_ARG_REDUCE_OPS(X)  \
   XLITE_SINGLE_OPS(X)
 
 enum class OpId : uint16_t {
@@ -137,30 +137,30 @@ constexpr int kNumOps = static_cast<int>(OpId::count_);
 
 // The class of an op decides its shape rule and how passes and backends treat it.
 enum class OpClass : uint8_t {
-  Leaf,        // no operands: parameter, constant (a scalar literal of its dtype*), iota
-  Random,      // operands (seed, offset), attrs shape, dtype
-  Convert,     // attr dtype
-  Unary,       // same shape and dtype out
-  UnaryFloat,  // like Unary, floating dtypes only
-  Predicate,   // same shape, bool out
-  Binary,      // operands of one shape and dtype, same out
-  Compare,     // operands of one shape and dtype, bool out
-  Logical,     // bool operands, bool out
-  Select,      // (bool cond, a, b) of one shape
-  Reduce,      // attrs dims, keepdim
-  ArgReduce,   // attrs dim, keepdim; i64 out
-  Reshape,     // attr shape
-  Transpose,   // attr perm
-  Broadcast,   // attrs shape, dims (operand dim i -> output dim dims[i]; size 1 expands)
-  Slice,       // attrs start, limit, stride per dim
-  Concat,      // attr dim
-  Pad,         // attrs lo, hi (per dim, >= 0), value (of the operand's dtype*)
-  Flip,        // attr dims
-  Gather,      // (x, index) attr dim, torch.gather semantics
-  IndexSelect, // (x, index 1-D) attr dim
-  ScatterAdd,  // (x, index, src) attr dim
-  Dot,         // [B..., M, K] x [B..., K, N]
-  Conv,        // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
+  Leaf,         // no operands: parameter, constant (a scalar literal of its dtype*), iota
+  Random,       // operands (seed, offset), attrs shape, dtype
+  Convert,      // attr dtype
+  Unary,        // same shape and dtype out
+  UnaryFloat,   // like Unary, floating dtypes only
+  Predicate,    // same shape, bool out
+  Binary,       // operands of one shape and dtype, same out
+  Compare,      // operands of one shape and dtype, bool out
+  Logical,      // bool operands, bool out
+  Select,       // (bool cond, a, b) of one shape
+  Reduce,       // attrs dims, keepdim
+  ArgReduce,    // attrs dim, keepdim; i64 out
+  Reshape,      // attr shape
+  Transpose,    // attr perm
+  Broadcast,    // attrs shape, dims (operand dim i -> output dim dims[i]; size 1 expands)
+  Slice,        // attrs start, limit, stride per dim
+  Concat,       // attr dim
+  Pad,          // attrs lo, hi (per dim, >= 0), value (of the operand's dtype*)
+  Flip,         // attr dims
+  Gather,       // (x, index) attr dim, torch.gather semantics
+  IndexSelect,  // (x, index 1-D) attr dim
+  ScatterAdd,   // (x, index, src) attr dim
+  Dot,          // [B..., M, K] x [B..., K, N]
+  Conv,         // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
 };
 
 // * A value attr is a double. For a bool it must be 0 or 1 and for an integer dtype an integer in the

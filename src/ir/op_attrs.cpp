@@ -27,7 +27,9 @@ void write_field(Attrs& attrs, AttrKey key, DType field) { attrs.set_dtype(key, 
 
 bool holds_kind(const AttrValue& value, AttrKind kind) {
   switch (kind) {
-    case AttrKind::Int: case AttrKind::Bool: case AttrKind::DTypeName: return std::holds_alternative<int64_t>(value);
+    case AttrKind::Int:
+    case AttrKind::Bool:
+    case AttrKind::DTypeName: return std::holds_alternative<int64_t>(value);
     case AttrKind::Float: return std::holds_alternative<double>(value);
     case AttrKind::Ints: return std::holds_alternative<std::vector<int64_t>>(value);
   }
@@ -43,21 +45,21 @@ bool holds_kind(const AttrValue& value, AttrKind kind) {
 #define XLITE_READ_FIELD(key, kind) read_field(attrs, AttrKey::key, r.key);
 #define XLITE_WRITE_FIELD(key, kind) write_field(attrs, AttrKey::key, key);
 #define XLITE_KEY_OF_FIELD(key, kind) AttrKey::key,
-#define XLITE_DEFINE_SCHEMA(Name, FIELDS)                                                 \
-  Name Name::of([[maybe_unused]] const Attrs& attrs) {                                    \
-    Name r;                                                                               \
-    FIELDS(XLITE_READ_FIELD)                                                              \
-    return r;                                                                             \
-  }                                                                                       \
-  Attrs Name::to_attrs() const {                                                          \
-    Attrs attrs;                                                                          \
-    FIELDS(XLITE_WRITE_FIELD)                                                             \
-    return attrs;                                                                         \
-  }                                                                                       \
-  std::span<const AttrKey> Name::keys() {                                                 \
-    /* count_ ends the list so that a schema without attributes is no empty array. */     \
-    static constexpr AttrKey kKeys[] = {FIELDS(XLITE_KEY_OF_FIELD) AttrKey::count_};     \
-    return std::span<const AttrKey>(kKeys, std::size(kKeys) - 1);                         \
+#define XLITE_DEFINE_SCHEMA(Name, FIELDS)                                             \
+  Name Name::of([[maybe_unused]] const Attrs& attrs) {                                \
+    Name r;                                                                           \
+    FIELDS(XLITE_READ_FIELD)                                                          \
+    return r;                                                                         \
+  }                                                                                   \
+  Attrs Name::to_attrs() const {                                                      \
+    Attrs attrs;                                                                      \
+    FIELDS(XLITE_WRITE_FIELD)                                                         \
+    return attrs;                                                                     \
+  }                                                                                   \
+  std::span<const AttrKey> Name::keys() {                                             \
+    /* count_ ends the list so that a schema without attributes is no empty array. */ \
+    static constexpr AttrKey kKeys[] = {FIELDS(XLITE_KEY_OF_FIELD) AttrKey::count_};  \
+    return std::span<const AttrKey>(kKeys, std::size(kKeys) - 1);                     \
   }
 XLITE_ATTR_SCHEMAS(XLITE_DEFINE_SCHEMA)
 #undef XLITE_DEFINE_SCHEMA
@@ -68,8 +70,7 @@ XLITE_ATTR_SCHEMAS(XLITE_DEFINE_SCHEMA)
 std::span<const AttrKey> attr_schema(OpId op) {
   switch (op) {
 #define XLITE_SCHEMA_CASE(id, name, arity, cls, traits, schema) \
-  case OpId::id:                                                 \
-    return schema::keys();
+  case OpId::id: return schema::keys();
     XLITE_IR_OPS(XLITE_SCHEMA_CASE)
 #undef XLITE_SCHEMA_CASE
     case OpId::count_: break;

@@ -36,46 +36,56 @@ enum class OpId : uint16_t;
 #define XLITE_CONV_ATTRS(F) F(stride, Ints) F(lo, Ints) F(hi, Ints) F(dilation, Ints) F(groups, Int)
 
 // X(struct name, attribute list)
-#define XLITE_ATTR_SCHEMAS(X)                       \
-  X(NoAttrs, XLITE_NO_ATTRS)                        \
-  X(ParameterAttrs, XLITE_PARAMETER_ATTRS)          \
-  X(ConstantAttrs, XLITE_CONSTANT_ATTRS)            \
-  X(IotaAttrs, XLITE_IOTA_ATTRS)                    \
-  X(RandomAttrs, XLITE_RANDOM_ATTRS)                \
-  X(ConvertAttrs, XLITE_CONVERT_ATTRS)              \
-  X(ReduceAttrs, XLITE_REDUCE_ATTRS)                \
-  X(ArgReduceAttrs, XLITE_ARG_REDUCE_ATTRS)         \
-  X(ReshapeAttrs, XLITE_RESHAPE_ATTRS)              \
-  X(TransposeAttrs, XLITE_TRANSPOSE_ATTRS)          \
-  X(BroadcastAttrs, XLITE_BROADCAST_ATTRS)          \
-  X(SliceAttrs, XLITE_SLICE_ATTRS)                  \
-  X(DimAttrs, XLITE_DIM_ATTRS)                      \
-  X(PadAttrs, XLITE_PAD_ATTRS)                      \
-  X(FlipAttrs, XLITE_FLIP_ATTRS)                    \
+#define XLITE_ATTR_SCHEMAS(X)               \
+  X(NoAttrs, XLITE_NO_ATTRS)                \
+  X(ParameterAttrs, XLITE_PARAMETER_ATTRS)  \
+  X(ConstantAttrs, XLITE_CONSTANT_ATTRS)    \
+  X(IotaAttrs, XLITE_IOTA_ATTRS)            \
+  X(RandomAttrs, XLITE_RANDOM_ATTRS)        \
+  X(ConvertAttrs, XLITE_CONVERT_ATTRS)      \
+  X(ReduceAttrs, XLITE_REDUCE_ATTRS)        \
+  X(ArgReduceAttrs, XLITE_ARG_REDUCE_ATTRS) \
+  X(ReshapeAttrs, XLITE_RESHAPE_ATTRS)      \
+  X(TransposeAttrs, XLITE_TRANSPOSE_ATTRS)  \
+  X(BroadcastAttrs, XLITE_BROADCAST_ATTRS)  \
+  X(SliceAttrs, XLITE_SLICE_ATTRS)          \
+  X(DimAttrs, XLITE_DIM_ATTRS)              \
+  X(PadAttrs, XLITE_PAD_ATTRS)              \
+  X(FlipAttrs, XLITE_FLIP_ATTRS)            \
   X(ConvAttrs, XLITE_CONV_ATTRS)
 
 template <AttrKind kind>
 struct AttrField;
 template <>
-struct AttrField<AttrKind::Int> { using type = int64_t; };
+struct AttrField<AttrKind::Int> {
+  using type = int64_t;
+};
 template <>
-struct AttrField<AttrKind::Bool> { using type = bool; };
+struct AttrField<AttrKind::Bool> {
+  using type = bool;
+};
 template <>
-struct AttrField<AttrKind::Float> { using type = double; };
+struct AttrField<AttrKind::Float> {
+  using type = double;
+};
 template <>
-struct AttrField<AttrKind::Ints> { using type = std::span<const int64_t>; };
+struct AttrField<AttrKind::Ints> {
+  using type = std::span<const int64_t>;
+};
 template <>
-struct AttrField<AttrKind::DTypeName> { using type = DType; };
+struct AttrField<AttrKind::DTypeName> {
+  using type = DType;
+};
 
 #define XLITE_ATTR_FIELD(key, kind) typename AttrField<AttrKind::kind>::type key{};
-#define XLITE_DECLARE_SCHEMA(Name, FIELDS)                                                    \
-  struct Name {                                                                               \
-    FIELDS(XLITE_ATTR_FIELD)                                                                  \
-    /* Throws xlite::Error naming the attribute when one is missing or of another kind. */   \
-    static Name of(const Attrs& attrs);                                                       \
-    Attrs to_attrs() const;                                                                   \
-    /* The keys, in declaration order. */                                                     \
-    static std::span<const AttrKey> keys();                                                   \
+#define XLITE_DECLARE_SCHEMA(Name, FIELDS)                                                 \
+  struct Name {                                                                            \
+    FIELDS(XLITE_ATTR_FIELD)                                                               \
+    /* Throws xlite::Error naming the attribute when one is missing or of another kind. */ \
+    static Name of(const Attrs& attrs);                                                    \
+    Attrs to_attrs() const;                                                                \
+    /* The keys, in declaration order. */                                                  \
+    static std::span<const AttrKey> keys();                                                \
   };
 XLITE_ATTR_SCHEMAS(XLITE_DECLARE_SCHEMA)
 #undef XLITE_DECLARE_SCHEMA

@@ -34,7 +34,9 @@ void require_dims_valid(OpId op, std::span<const int64_t> dims, size_t rank, boo
   }
 }
 
-void require_dim_valid(OpId op, int64_t dim, size_t rank) { require_dims_valid(op, std::span<const int64_t>(&dim, 1), rank, true); }
+void require_dim_valid(OpId op, int64_t dim, size_t rank) {
+  require_dims_valid(op, std::span<const int64_t>(&dim, 1), rank, true);
+}
 
 void require_value(OpId op, DType dtype, double v) {
   if (holds_value(dtype, v)) return;
@@ -44,7 +46,8 @@ void require_value(OpId op, DType dtype, double v) {
 }
 
 void require_index_dtype(OpId op, DType dtype) {
-  if (dtype != DType::i32 && dtype != DType::i64) fail(op, "index must be i32 or i64, got " + std::string(dtype_name(dtype)));
+  if (dtype != DType::i32 && dtype != DType::i64)
+    fail(op, "index must be i32 or i64, got " + std::string(dtype_name(dtype)));
 }
 
 Shape reduced_shape(const Shape& in, std::span<const int64_t> dims, bool keepdim) {
@@ -82,8 +85,7 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
   if (info.arity >= 0 && static_cast<int>(in.size()) != info.arity)
     fail(op, "expects " + std::to_string(info.arity) + " operands, got " + std::to_string(in.size()));
   switch (info.cls) {
-    case OpClass::Leaf:
-      return infer_leaf(op, attrs);
+    case OpClass::Leaf: return infer_leaf(op, attrs);
     case OpClass::Random: {
       for (const auto& t : in)
         if (!t.shape.empty() || t.dtype != DType::i64) fail(op, "seed and offset must be i64 scalars");
@@ -91,29 +93,26 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       if (random.dtype != DType::f32 && random.dtype != DType::f64) fail(op, "random values are f32 or f64");
       return {Shape(random.shape.begin(), random.shape.end()), random.dtype};
     }
-    case OpClass::Convert:
-      return {in[0].shape, ConvertAttrs::of(attrs).dtype};
+    case OpClass::Convert: return {in[0].shape, ConvertAttrs::of(attrs).dtype};
     case OpClass::Unary:
       if (in[0].dtype == DType::bool_) fail(op, "bool operand not supported");
       return in[0];
     case OpClass::UnaryFloat:
       if (!is_floating(in[0].dtype)) fail(op, "needs a floating operand, got " + type_str(in[0]));
       return in[0];
-    case OpClass::Predicate:
-      return {in[0].shape, DType::bool_};
+    case OpClass::Predicate: return {in[0].shape, DType::bool_};
     case OpClass::Binary:
       require_same_types(op, in, 0);
       if (in[0].dtype == DType::bool_) fail(op, "bool operands not supported");
       return in[0];
-    case OpClass::Compare:
-      require_same_types(op, in, 0);
-      return {in[0].shape, DType::bool_};
+    case OpClass::Compare: require_same_types(op, in, 0); return {in[0].shape, DType::bool_};
     case OpClass::Logical:
       require_same_types(op, in, 0);
       if (in[0].dtype != DType::bool_) fail(op, "operands must be bool");
       return in[0];
     case OpClass::Select:
-      if (in[0].dtype != DType::bool_ || in[0].shape != in[1].shape) fail(op, "condition must be bool of the value shape");
+      if (in[0].dtype != DType::bool_ || in[0].shape != in[1].shape)
+        fail(op, "condition must be bool of the value shape");
       require_same_types(op, in, 1);
       return in[1];
     case OpClass::Reduce: {
@@ -206,15 +205,13 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
         auto padded = checked_add(out[d], lo[d]);
         if (padded) padded = checked_add(*padded, hi[d]);
         if (!padded)
-          fail(op, "padding " + std::to_string(lo[d]) + " and " + std::to_string(hi[d]) + " of dim " + std::to_string(d) +
-                       " of size " + std::to_string(out[d]) + " overflow 64-bit sizes");
+          fail(op, "padding " + std::to_string(lo[d]) + " and " + std::to_string(hi[d]) + " of dim " +
+                       std::to_string(d) + " of size " + std::to_string(out[d]) + " overflow 64-bit sizes");
         out[d] = *padded;
       }
       return {out, in[0].dtype};
     }
-    case OpClass::Flip:
-      require_dims_valid(op, FlipAttrs::of(attrs).dims, in[0].shape.size(), true);
-      return in[0];
+    case OpClass::Flip: require_dims_valid(op, FlipAttrs::of(attrs).dims, in[0].shape.size(), true); return in[0];
     case OpClass::Gather: {
       const int64_t dim = DimAttrs::of(attrs).dim;
       require_index_dtype(op, in[1].dtype);
@@ -267,7 +264,8 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       const auto [stride, lo, hi, dilation, groups] = ConvAttrs::of(attrs);
       if (stride.size() != 2 || lo.size() != 2 || hi.size() != 2 || dilation.size() != 2) fail(op, "two spatial dims");
       if (groups < 1 || x[1] % groups != 0 || w[0] % groups != 0 || x[1] / groups != w[1])
-        fail(op, "channels " + std::to_string(x[1]) + " and weight " + shape_str(w) + " do not match groups " + std::to_string(groups));
+        fail(op, "channels " + std::to_string(x[1]) + " and weight " + shape_str(w) + " do not match groups " +
+                     std::to_string(groups));
       Shape out = {x[0], w[0], 0, 0};
       for (int k = 0; k < 2; ++k) {
         if (stride[k] < 1 || dilation[k] < 1 || lo[k] < 0 || hi[k] < 0) fail(op, "bad stride, dilation or padding");
@@ -277,12 +275,15 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
         if (padded) padded = checked_add(*padded, hi[k]);
         if (!span || !padded)
           fail(op, "input " + shape_str(x) + " padded by " + std::to_string(lo[k]) + " and " + std::to_string(hi[k]) +
-                       " or weight " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) + " overflows 64-bit sizes");
+                       " or weight " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) +
+                       " overflows 64-bit sizes");
         if (*padded < *span)
           fail(op, "kernel " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) + " spans " +
-                       std::to_string(*span) + ", more than the input " + shape_str(x) + " padded to " + std::to_string(*padded));
+                       std::to_string(*span) + ", more than the input " + shape_str(x) + " padded to " +
+                       std::to_string(*padded));
         auto room = checked_sub(*padded, *span);  // an empty kernel's span is 1 - dilation
-        if (!room) fail(op, "kernel " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) + " overflows 64-bit sizes");
+        if (!room)
+          fail(op, "kernel " + shape_str(w) + " dilated by " + std::to_string(dilation[k]) + " overflows 64-bit sizes");
         out[2 + k] = *room / stride[k] + 1;
       }
       return {out, in[0].dtype};

@@ -18,8 +18,9 @@ void fail_unaddressable(std::string_view op, const Shape& shape, DType dtype) {
   prefix.append(op).append("] shape ").append(shape_str(shape));
   for (int64_t d : shape)
     if (d < 0) throw Error(prefix + " has a negative dim " + std::to_string(d));
-  throw Error(prefix + " of " + std::string(dtype_name(dtype)) + " is too large for 64-bit sizes: its non-zero dims times " +
-              std::to_string(dtype_size(dtype)) + " bytes per element overflow");
+  throw Error(prefix + " of " + std::string(dtype_name(dtype)) +
+              " is too large for 64-bit sizes: its non-zero dims times " + std::to_string(dtype_size(dtype)) +
+              " bytes per element overflow");
 }
 
 }  // namespace xlite::ir

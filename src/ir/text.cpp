@@ -64,16 +64,11 @@ std::optional<double> parse_nan(std::string_view w) {
 std::string format_attr(AttrKey key, const AttrValue& value) {
   std::string s = std::string(attr_name(key)) + "=";
   switch (attr_kind(key)) {
-    case AttrKind::Int:
-      return s + std::to_string(std::get<int64_t>(value));
-    case AttrKind::Bool:
-      return s + (std::get<int64_t>(value) ? "true" : "false");
-    case AttrKind::Float:
-      return s + format_double(std::get<double>(value));
-    case AttrKind::DTypeName:
-      return s + std::string(dtype_name(static_cast<DType>(std::get<int64_t>(value))));
-    case AttrKind::Ints:
-      return s + shape_str(std::get<std::vector<int64_t>>(value));
+    case AttrKind::Int: return s + std::to_string(std::get<int64_t>(value));
+    case AttrKind::Bool: return s + (std::get<int64_t>(value) ? "true" : "false");
+    case AttrKind::Float: return s + format_double(std::get<double>(value));
+    case AttrKind::DTypeName: return s + std::string(dtype_name(static_cast<DType>(std::get<int64_t>(value))));
+    case AttrKind::Ints: return s + shape_str(std::get<std::vector<int64_t>>(value));
   }
   return s;
 }
@@ -173,7 +168,8 @@ class Cursor {
         fail("instructions must be numbered in order");
       return;
     }
-    if (!names.emplace(std::string(w), static_cast<int32_t>(index)).second) fail("%" + std::string(w) + " is defined twice");
+    if (!names.emplace(std::string(w), static_cast<int32_t>(index)).second)
+      fail("%" + std::string(w) + " is defined twice");
   }
 
  private:
@@ -184,23 +180,18 @@ class Cursor {
 
 AttrValue parse_attr_value(Cursor& c, AttrKind kind) {
   switch (kind) {
-    case AttrKind::Int:
-      return c.integer();
+    case AttrKind::Int: return c.integer();
     case AttrKind::Bool: {
       std::string_view w = c.word();
       if (w != "true" && w != "false") c.fail("expected true or false");
       return static_cast<int64_t>(w == "true");
     }
-    case AttrKind::Float:
-      return c.number();
-    case AttrKind::DTypeName:
-      try {
-        return static_cast<int64_t>(dtype_from_name(c.word()));
+    case AttrKind::Float: return c.number();
+    case AttrKind::DTypeName: try { return static_cast<int64_t>(dtype_from_name(c.word()));
       } catch (const Error&) {
         c.fail("unknown dtype");
       }
-    case AttrKind::Ints:
-      return c.int_list();
+    case AttrKind::Ints: return c.int_list();
   }
   c.fail("bad attribute");
 }

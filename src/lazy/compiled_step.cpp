@@ -45,8 +45,8 @@ struct StepRunner::State {
   std::atomic<std::thread::id> caller{};
   CompileOptions options;
   std::map<std::vector<std::string>, std::vector<Program>> programs;  // by signature
-  std::map<std::vector<std::string>, uint64_t> last_hash;              // of each signature's last trace
-  std::set<uint64_t> graphs;                                           // every graph traced
+  std::map<std::vector<std::string>, uint64_t> last_hash;             // of each signature's last trace
+  std::set<uint64_t> graphs;                                          // every graph traced
   std::vector<std::string> last_signature;
   StepCallInfo last;
 
@@ -80,7 +80,6 @@ struct StepRunner::State {
     }
     return "new signature";
   }
-
 };
 
 StepRunner::CallGuard::CallGuard(StepRunner& runner) : runner_(runner) {
@@ -156,9 +155,8 @@ void StepRunner::begin_trace(const std::vector<StepInput>& inputs) {
   s.trace_inputs = inputs;
   s.input_buffers.clear();
   for (const StepInput& input : inputs)
-    s.input_buffers.push_back(input.kind == StepInput::Kind::tensor && input.tensor.defined()
-                                  ? input.tensor.impl()->data().get()
-                                  : nullptr);
+    s.input_buffers.push_back(
+        input.kind == StepInput::Kind::tensor && input.tensor.defined() ? input.tensor.impl()->data().get() : nullptr);
   s.recording = StepRecording{};
   s.recording.first_tensor_id = TensorImpl::next_id();
   s.recording.first_buffer_serial = Buffer::serial_now();
@@ -177,8 +175,9 @@ void StepRunner::end_trace(const StepValues* results) {
     if (!s.graphs.count(hash) && s.graphs.size() >= static_cast<size_t>(s.options.max_different_graphs)) {
       abandon_trace();
       throw Error("[compile] fn traced a graph different from the " + std::to_string(s.graphs.size()) +
-                  " it made before, more than max_different_graphs = " + std::to_string(s.options.max_different_graphs) +
-                  " allows; it traced because " + (s.last.trace_reason.empty() ? "it had not traced yet" : s.last.trace_reason));
+                  " it made before, more than max_different_graphs = " +
+                  std::to_string(s.options.max_different_graphs) + " allows; it traced because " +
+                  (s.last.trace_reason.empty() ? "it had not traced yet" : s.last.trace_reason));
     }
     s.graphs.insert(hash);
   }
@@ -196,13 +195,16 @@ void StepRunner::end_trace(const StepValues* results) {
   std::vector<StepInput> inputs = std::move(s.trace_inputs);
   if (s.options.force_retrace) return;
   Program p;
-  std::string why = record_program(TraceFacts{s.recording, s.entry_seed, s.input_buffers, updated}, inputs, results, synced, p);
+  std::string why =
+      record_program(TraceFacts{s.recording, s.entry_seed, s.input_buffers, updated}, inputs, results, synced, p);
   s.last_signature = s.signature;
   if (!why.empty()) {
     metrics::increment_counter("CompiledStepNotReplayable");
     s.last.trace_reason = why;
-    if (lazy::debug_level() >= 1) std::fprintf(stderr, "[xlite] compile(fn): this trace cannot be replayed: %s\n", why.c_str());
-    if (s.options.full_graph) throw Error("[compile] compile(fn, {.full_graph = true}): this trace cannot be replayed: " + why);
+    if (lazy::debug_level() >= 1)
+      std::fprintf(stderr, "[xlite] compile(fn): this trace cannot be replayed: %s\n", why.c_str());
+    if (s.options.full_graph)
+      throw Error("[compile] compile(fn, {.full_graph = true}): this trace cannot be replayed: " + why);
     return;
   }
   uint64_t& previous = s.last_hash[s.signature];

@@ -21,8 +21,10 @@ class SmallMap {
     return it == spill_.end() ? nullptr : &it->second;
   }
   void insert(Key key, int32_t value) {
-    if (inline_count_ < kInline) inline_[inline_count_++] = {key, value};
-    else spill_.emplace(key, value);
+    if (inline_count_ < kInline)
+      inline_[inline_count_++] = {key, value};
+    else
+      spill_.emplace(key, value);
   }
 
  private:
@@ -73,7 +75,8 @@ void PendingGraph::walk(std::vector<ir::NodePtr>&& roots) {
       position.insert(node, at);
       return;
     }
-    entries_.push_back({node, -1, static_cast<uint32_t>(operands_.size()), static_cast<uint32_t>(node->operands.size())});
+    entries_.push_back(
+        {node, -1, static_cast<uint32_t>(operands_.size()), static_cast<uint32_t>(node->operands.size())});
     for (const auto& operand : node->operands) operands_.push_back(*position.find(operand.get()));
     position.insert(node, at);
   };
@@ -122,8 +125,8 @@ uint64_t PendingGraph::hash() const {
 }
 
 bool PendingGraph::matches(const ir::Graph& graph) const {
-  if (graph.instrs.size() != entries_.size() || graph.num_parameters != static_cast<int64_t>(leaves_per_argument_.size()) ||
-      graph.outputs != outputs_)
+  if (graph.instrs.size() != entries_.size() ||
+      graph.num_parameters != static_cast<int64_t>(leaves_per_argument_.size()) || graph.outputs != outputs_)
     return false;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
@@ -134,7 +137,8 @@ bool PendingGraph::matches(const ir::Graph& graph) const {
       continue;
     }
     std::span<const int32_t> operands = operands_of(e);
-    if (instr.op != e.node->op || !std::equal(instr.operands.begin(), instr.operands.end(), operands.begin(), operands.end()) ||
+    if (instr.op != e.node->op ||
+        !std::equal(instr.operands.begin(), instr.operands.end(), operands.begin(), operands.end()) ||
         !(instr.attrs == e.node->attrs))
       return false;
   }
@@ -146,11 +150,12 @@ ir::Graph PendingGraph::build() const {
   graph.instrs.reserve(entries_.size());
   for (const Entry& e : entries_) {
     if (e.parameter >= 0) {
-      graph.instrs.push_back({ir::OpId::parameter, {}, ir::ParameterAttrs{.index = e.parameter}.to_attrs(), e.node->shape, e.node->dtype});
+      graph.instrs.push_back(
+          {ir::OpId::parameter, {}, ir::ParameterAttrs{.index = e.parameter}.to_attrs(), e.node->shape, e.node->dtype});
     } else {
       std::span<const int32_t> operands = operands_of(e);
-      graph.instrs.push_back(ir::Instr{e.node->op, {operands.begin(), operands.end()}, e.node->attrs, e.node->shape,
-                                       e.node->dtype, e.node->origin});
+      graph.instrs.push_back(ir::Instr{
+          e.node->op, {operands.begin(), operands.end()}, e.node->attrs, e.node->shape, e.node->dtype, e.node->origin});
     }
   }
   graph.outputs = outputs_;
@@ -168,7 +173,8 @@ std::vector<std::pair<Shape, DType>> PendingGraph::argument_types() const {
 BuiltGraph build_graph(const std::vector<ir::NodePtr>& roots) {
   PendingGraph pending;
   pending.walk(std::vector<ir::NodePtr>(roots));
-  return BuiltGraph{pending.build(), std::move(pending.arguments()), {pending.root_outputs().begin(), pending.root_outputs().end()}};
+  return BuiltGraph{
+      pending.build(), std::move(pending.arguments()), {pending.root_outputs().begin(), pending.root_outputs().end()}};
 }
 
 }  // namespace xlite::lazy

@@ -26,11 +26,11 @@ class PendingGraph {
   // Only a new walk may use this object after it: the entries point into nodes it no longer holds.
   void release();
 
-  uint64_t hash() const;                      // equals build().hash()
+  uint64_t hash() const;                       // equals build().hash()
   bool matches(const ir::Graph& graph) const;  // build() == graph, without building
   ir::Graph build() const;
 
-  std::vector<BufferPtr>& arguments() { return arguments_; }  // in parameter order
+  std::vector<BufferPtr>& arguments() { return arguments_; }                         // in parameter order
   std::span<const int> leaves_per_argument() const { return leaves_per_argument_; }  // distinct IR leaves per argument
   std::span<const int32_t> root_outputs() const { return root_outputs_; }  // for each root, its position in the outputs
   std::vector<std::pair<Shape, DType>> argument_types() const;
@@ -44,7 +44,9 @@ class PendingGraph {
     uint32_t first_operand;  // into operands_
     uint32_t num_operands;
   };
-  std::span<const int32_t> operands_of(const Entry& e) const { return {operands_.data() + e.first_operand, e.num_operands}; }
+  std::span<const int32_t> operands_of(const Entry& e) const {
+    return {operands_.data() + e.first_operand, e.num_operands};
+  }
 
   std::vector<ir::NodePtr> roots_;
   std::vector<Entry> entries_;
@@ -62,8 +64,8 @@ class PendingGraph {
 
 struct BuiltGraph {
   ir::Graph graph;
-  std::vector<BufferPtr> arguments;      // in parameter order
-  std::vector<int32_t> root_outputs;     // for each root, its position in graph.outputs
+  std::vector<BufferPtr> arguments;   // in parameter order
+  std::vector<int32_t> root_outputs;  // for each root, its position in graph.outputs
 };
 
 // The graph of these roots, built (for debug output and tests; a sync uses PendingGraph).

@@ -24,8 +24,8 @@ struct Existing {
 struct Feed {
   enum class Kind { existing, frozen, rng_seed, rng_offset };
   Kind kind = Kind::existing;
-  std::vector<Existing> sources;  // existing: every tensor that held this buffer when traced
-  BufferPtr frozen;               // frozen: data made while tracing from host values
+  std::vector<Existing> sources;   // existing: every tensor that held this buffer when traced
+  BufferPtr frozen;                // frozen: data made while tracing from host values
   uint64_t offset_from_entry = 0;  // rng_offset
 };
 
@@ -57,7 +57,7 @@ struct StateGuard {
   std::string what;
   bool grad_leaf = false;
   const TensorImpl* grad = nullptr;  // captured tensors: the very gradient tensor
-  bool had_grad = false;              // arguments: only whether there was one
+  bool had_grad = false;             // arguments: only whether there was one
   // Captured tensors that are not among fn's results: the handles to it after the trace. Fewer handles at a
   // later call mean that a variable may have been rebound to another tensor, which fn would now read.
   long holders = -1;
@@ -89,8 +89,8 @@ struct Program {
   std::vector<FlagGuard> flags;
   std::vector<OutputType> output_types;
   uint64_t rng_blocks = 0;
-  bool confirmed = false;     // a second trace fed the same host values
-  std::string unconfirmed;    // why it is not confirmed yet
+  bool confirmed = false;   // a second trace fed the same host values
+  std::string unconfirmed;  // why it is not confirmed yet
 };
 
 // What a trace leaves besides the synced graph.

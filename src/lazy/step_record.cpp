@@ -29,7 +29,8 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
                            const lazy::SyncRecord& synced, Program& p) {
   const StepRecording& recording = trace.recording;
   if (!recording.ran_mid_trace.empty())
-    return "fn " + recording.ran_mid_trace + " while tracing, so what it traced may depend on the data; it "
+    return "fn " + recording.ran_mid_trace +
+           " while tracing, so what it traced may depend on the data; it "
            "traces on every call (move that out of fn, or pass the value as an argument)";
   if (random_state::current().seed != trace.entry_seed) return "fn reseeded the random generator";
   if (!results)
@@ -51,14 +52,18 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
   std::unordered_set<const TensorImpl*> guarded;
   auto existing = [&](const std::shared_ptr<TensorImpl>& impl) {
     Existing e;
-    if (auto it = argument_of.find(impl.get()); it != argument_of.end()) e.argument = it->second;
-    else e.captured = impl;
+    if (auto it = argument_of.find(impl.get()); it != argument_of.end())
+      e.argument = it->second;
+    else
+      e.captured = impl;
     if (guarded.insert(impl.get()).second) {
       StateGuard g{e, e.argument >= 0 ? "argument " + std::to_string(e.argument)
                                       : "a captured " + type_text(impl->dtype(), impl->shape()) + " tensor"};
       g.grad_leaf = impl->is_grad_leaf();
-      if (auto it = read_of.find(impl.get()); it != read_of.end()) g.grad = it->second->grad;
-      else g.grad = impl->grad().get();
+      if (auto it = read_of.find(impl.get()); it != read_of.end())
+        g.grad = it->second->grad;
+      else
+        g.grad = impl->grad().get();
       g.had_grad = g.grad != nullptr;
       p.guards.push_back(std::move(g));
     }
@@ -164,7 +169,8 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
   for (const std::weak_ptr<TensorImpl>& weak : recording.observed)
     if (std::shared_ptr<TensorImpl> impl = weak.lock(); impl && impl->id() < first_id) existing(impl);
   for (const StepRecording::FlagRead& read : recording.flags)
-    if (std::shared_ptr<const detail::FlagCell> cell = read.cell.lock()) p.flags.push_back({cell, read.value, cell->what});
+    if (std::shared_ptr<const detail::FlagCell> cell = read.cell.lock())
+      p.flags.push_back({cell, read.value, cell->what});
 
   // Results are left out: whether the caller keeps them varies from call to call.
   for (StateGuard& g : p.guards) {
@@ -179,28 +185,31 @@ void add_program(std::vector<Program>& list, Program p, uint64_t previous_hash) 
     if (it->hash != p.hash || it->feeds.size() != p.feeds.size()) continue;
     p.confirmed = previous_hash == p.hash;
     if (!p.confirmed)
-      p.unconfirmed = "the trace before this one made a different graph, so fn's graph may depend on host state "
-                      "it keeps to itself; the next call traces again to check";
+      p.unconfirmed =
+          "the trace before this one made a different graph, so fn's graph may depend on host state "
+          "it keeps to itself; the next call traces again to check";
     for (size_t a = 0; a < p.feeds.size() && p.confirmed; ++a) {
       const Feed& before = it->feeds[a];
       const Feed& now = p.feeds[a];
       if (before.kind != now.kind) {
         p.confirmed = false;
         p.unconfirmed = "graph argument " + std::to_string(a) + " comes from a different place than in the last trace";
-      } else if (now.kind == Feed::Kind::frozen && (before.frozen->bytes() != now.frozen->bytes() ||
-                 std::memcmp(before.frozen->data(), now.frozen->data(), now.frozen->bytes()) != 0)) {
+      } else if (now.kind == Feed::Kind::frozen &&
+                 (before.frozen->bytes() != now.frozen->bytes() ||
+                  std::memcmp(before.frozen->data(), now.frozen->data(), now.frozen->bytes()) != 0)) {
         p.confirmed = false;
-        p.unconfirmed = "a host value fed to the graph (argument " + std::to_string(a) + ") changed between traces, from " +
-                        value_text(before.frozen, p.feed_types[a]) + " to " + value_text(now.frozen, p.feed_types[a]) +
-                        ": pass it as an argument or keep it in a tensor";
+        p.unconfirmed = "a host value fed to the graph (argument " + std::to_string(a) +
+                        ") changed between traces, from " + value_text(before.frozen, p.feed_types[a]) + " to " +
+                        value_text(now.frozen, p.feed_types[a]) + ": pass it as an argument or keep it in a tensor";
       }
     }
     list.erase(it);
     break;
   }
   if (!p.confirmed && p.unconfirmed.empty())
-    p.unconfirmed = "traced once for this signature; the next call traces again to check that fn feeds the "
-                    "same host values";
+    p.unconfirmed =
+        "traced once for this signature; the next call traces again to check that fn feeds the "
+        "same host values";
   list.push_back(std::move(p));
   if (list.size() > kProgramsPerSignature) list.erase(list.begin());
 }

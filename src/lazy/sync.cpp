@@ -194,12 +194,12 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
   if (record) record->argument_types = walked.argument_types();
   for (size_t i = 0; i < s.pending.size(); ++i) {
     const int32_t k = root_outputs[i];
-    const bool last_reader = std::find(root_outputs.begin() + static_cast<std::ptrdiff_t>(i) + 1, root_outputs.end(), k) ==
-                             root_outputs.end();
+    const bool last_reader = std::find(root_outputs.begin() + static_cast<std::ptrdiff_t>(i) + 1, root_outputs.end(),
+                                       k) == root_outputs.end();
     s.pending[i]->set_computed(last_reader ? std::move(results[k]) : results[k], /*sync_holders=*/1);
   }
-  last_info = LastSync{cause, false, hash, static_cast<int64_t>(walked.arguments().size()),
-                       static_cast<int64_t>(results.size()), hit};
+  last_info = LastSync{
+      cause, false, hash, static_cast<int64_t>(walked.arguments().size()), static_cast<int64_t>(results.size()), hit};
   if (record) {
     record->executable = std::move(exe);
     record->hash = hash;
@@ -252,8 +252,12 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
   std::vector<BufferPtr> results = executable.run(arguments, donations);
   sync_metrics().execute_time.add_sample(elapsed_ns(start));
   sync_metrics().execute.increment();
-  last_info = LastSync{SyncCause::compiled_step, true, hash, static_cast<int64_t>(arguments.size()),
-                       static_cast<int64_t>(results.size()), true};
+  last_info = LastSync{SyncCause::compiled_step,
+                       true,
+                       hash,
+                       static_cast<int64_t>(arguments.size()),
+                       static_cast<int64_t>(results.size()),
+                       true};
   return results;
 }
 

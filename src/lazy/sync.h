@@ -18,7 +18,7 @@ enum class SyncCause { user_sync, value_read, eager_op, compiled_step, memory_st
 struct SyncRecord {
   std::shared_ptr<runtime::Executable> executable;
   uint64_t hash = 0;
-  std::vector<BufferPtr> arguments;   // in parameter order
+  std::vector<BufferPtr> arguments;  // in parameter order
   std::vector<std::pair<Shape, DType>> argument_types;
   std::vector<TensorImpl*> computed;  // the pending tensors it computed
   std::vector<int32_t> outputs;       // for each computed tensor, its position in the results

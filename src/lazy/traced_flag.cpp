@@ -4,8 +4,7 @@
 
 namespace xlite {
 
-TracedFlag::TracedFlag(bool value, std::string what)
-    : cell_(std::make_shared<detail::FlagCell>()) {
+TracedFlag::TracedFlag(bool value, std::string what) : cell_(std::make_shared<detail::FlagCell>()) {
   cell_->value = value;
   cell_->what = std::move(what);
 }

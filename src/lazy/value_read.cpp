@@ -45,17 +45,22 @@ T element_as(const Buffer& b, DType dtype, int64_t i) {
 void print_values(std::ostream& os, const Buffer& b, DType dtype, const Shape& shape, size_t dim, int64_t& offset,
                   int indent) {
   if (dim == shape.size()) {
-    if (is_floating(dtype)) os << element_f(b, dtype, offset++);
-    else if (dtype == DType::bool_) os << (element_i(b, dtype, offset++) ? "true" : "false");
-    else os << element_i(b, dtype, offset++);
+    if (is_floating(dtype))
+      os << element_f(b, dtype, offset++);
+    else if (dtype == DType::bool_)
+      os << (element_i(b, dtype, offset++) ? "true" : "false");
+    else
+      os << element_i(b, dtype, offset++);
     return;
   }
   os << "[";
   for (int64_t i = 0; i < shape[dim]; ++i) {
     if (i) {
       os << ",";
-      if (dim + 1 < shape.size()) os << "\n" << std::string(indent + dim + 1, ' ');
-      else os << " ";
+      if (dim + 1 < shape.size())
+        os << "\n" << std::string(indent + dim + 1, ' ');
+      else
+        os << " ";
     }
     print_values(os, b, dtype, shape, dim + 1, offset, indent);
   }
@@ -63,13 +68,15 @@ void print_values(std::ostream& os, const Buffer& b, DType dtype, const Shape& s
 }
 }  // namespace
 
-template <class T> T Tensor::item() const {
+template <class T>
+T Tensor::item() const {
   const Buffer& b = materialized(*this, "item");
   if (numel() != 1) throw Error("[item] needs a tensor of one element, got shape " + shape_str(shape()));
   return element_as<T>(b, dtype(), 0);
 }
 
-template <class T> std::vector<T> Tensor::to_vector() const {
+template <class T>
+std::vector<T> Tensor::to_vector() const {
   const Buffer& b = materialized(*this, "to_vector");
   std::vector<T> out(numel());
   if constexpr (!std::is_same_v<T, bool>) {
@@ -84,8 +91,8 @@ template <class T> std::vector<T> Tensor::to_vector() const {
   return out;
 }
 
-#define XLITE_INSTANTIATE_READS(T)               \
-  template T Tensor::item<T>() const;            \
+#define XLITE_INSTANTIATE_READS(T)    \
+  template T Tensor::item<T>() const; \
   template std::vector<T> Tensor::to_vector<T>() const;
 XLITE_INSTANTIATE_READS(float)
 XLITE_INSTANTIATE_READS(double)

@@ -23,7 +23,9 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias) {
   if (with_bias) bias = register_parameter("bias", materialized(uniform({out_features}, bound)));
 }
 
-Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt); }
+Tensor Linear::forward(const Tensor& x) {
+  return linear(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt);
+}
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride_, int64_t padding_,
                int64_t dilation_, int64_t groups_, bool with_bias)
@@ -32,22 +34,27 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_
     throw Error("[Conv2d] channels " + std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
                 " are not divisible by groups " + std::to_string(groups));
   double bound = 1.0 / std::sqrt(static_cast<double>(in_channels / groups * kernel * kernel));
-  weight = register_parameter("weight", materialized(uniform({out_channels, in_channels / groups, kernel, kernel}, bound)));
+  weight =
+      register_parameter("weight", materialized(uniform({out_channels, in_channels / groups, kernel, kernel}, bound)));
   if (with_bias) bias = register_parameter("bias", materialized(uniform({out_channels}, bound)));
 }
 
 Tensor Conv2d::forward(const Tensor& x) {
-  return conv2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, {stride, stride}, {padding, padding},
-                {dilation, dilation}, groups);
+  return conv2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, {stride, stride},
+                {padding, padding}, {dilation, dilation}, groups);
 }
 
 MaxPool2d::MaxPool2d(int64_t kernel_, int64_t stride_, int64_t padding_)
     : kernel(kernel_), stride(stride_ == 0 ? kernel_ : stride_), padding(padding_) {}
-Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding}); }
+Tensor MaxPool2d::forward(const Tensor& x) {
+  return max_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding});
+}
 
 AvgPool2d::AvgPool2d(int64_t kernel_, int64_t stride_, int64_t padding_)
     : kernel(kernel_), stride(stride_ == 0 ? kernel_ : stride_), padding(padding_) {}
-Tensor AvgPool2d::forward(const Tensor& x) { return avg_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding}); }
+Tensor AvgPool2d::forward(const Tensor& x) {
+  return avg_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding});
+}
 
 Tensor ReLU::forward(const Tensor& x) { return relu(x); }
 Tensor Flatten::forward(const Tensor& x) { return flatten(x, start_dim); }
@@ -70,7 +77,9 @@ Tensor LayerNorm::forward(const Tensor& x) {
   return centered * rsqrt(variance + eps) * weight + bias;
 }
 
-RMSNorm::RMSNorm(int64_t dim, double eps_) : eps(eps_) { weight = register_parameter("weight", materialized(ones({dim}))); }
+RMSNorm::RMSNorm(int64_t dim, double eps_) : eps(eps_) {
+  weight = register_parameter("weight", materialized(ones({dim})));
+}
 
 Tensor RMSNorm::forward(const Tensor& x) { return x * rsqrt(mean(x * x, {-1}, true) + eps) * weight; }
 
@@ -108,7 +117,8 @@ Tensor MLP::forward(const Tensor& x) { return proj->forward(gelu(fc->forward(x),
 
 CausalSelfAttention::CausalSelfAttention(int64_t d_model, int64_t heads_) : heads(heads_) {
   if (heads < 1 || d_model % heads != 0)
-    throw Error("[CausalSelfAttention] d_model " + std::to_string(d_model) + " is not divisible by " + std::to_string(heads) + " heads");
+    throw Error("[CausalSelfAttention] d_model " + std::to_string(d_model) + " is not divisible by " +
+                std::to_string(heads) + " heads");
   qkv = register_module("qkv", std::make_shared<Linear>(d_model, 3 * d_model));
   proj = register_module("proj", std::make_shared<Linear>(d_model, d_model));
 }

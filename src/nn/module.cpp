@@ -16,7 +16,8 @@ Tensor Module::register_buffer(const std::string& name, Tensor value) {
   return value;
 }
 
-void Module::collect(const std::string& prefix, bool parameters, std::vector<std::pair<std::string, Tensor>>& out) const {
+void Module::collect(const std::string& prefix, bool parameters,
+                     std::vector<std::pair<std::string, Tensor>>& out) const {
   for (const auto& [name, tensor] : parameters ? parameters_ : buffers_) out.emplace_back(prefix + name, tensor);
   for (const auto& [name, child] : children_) child->collect(prefix + name + ".", parameters, out);
 }

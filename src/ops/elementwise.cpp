@@ -12,7 +12,8 @@ using ops::OpScope;
 // Float-only math turns integer and bool inputs into the default float dtype.
 Tensor unary_float(const char* name, OpId op, const Tensor& x) {
   OpScope scope(name);
-  Tensor in = ops::impl_of(x).dtype() == DType::bool_ || !is_floating(x.dtype()) ? ops::convert_to(x, ops::default_float()) : x;
+  Tensor in =
+      ops::impl_of(x).dtype() == DType::bool_ || !is_floating(x.dtype()) ? ops::convert_to(x, ops::default_float()) : x;
   return scope.finish(ops::make(op, {in}));
 }
 
@@ -50,8 +51,10 @@ DType common_type(const Operand& a, const Operand& b, Shape& shape) {
     if (!o->tensor) continue;
     tensors[num_tensors++] = o->tensor;
     const Shape& s = ops::impl_of(*o->tensor).shape();
-    if (shape.empty()) shape = s;  // broadcasting against no dims at all gives the shape itself
-    else if (s != shape) shape = ops::broadcast_shapes(shape, s);
+    if (shape.empty())
+      shape = s;  // broadcasting against no dims at all gives the shape itself
+    else if (s != shape)
+      shape = ops::broadcast_shapes(shape, s);
   }
   const std::span<const Tensor* const> tensor_span(tensors, num_tensors);
   if (a.tensor && b.tensor) return ops::result_type(tensor_span, {});
@@ -69,25 +72,24 @@ Tensor binary(const char* name, OpId op, BinaryKind kind, const Operand& a, cons
     case BinaryKind::true_division:
       if (!is_floating(dtype)) dtype = ops::default_float();
       break;
-    case BinaryKind::logical:
-      dtype = DType::bool_;
-      break;
+    case BinaryKind::logical: dtype = DType::bool_; break;
     case BinaryKind::arithmetic:
       if (dtype == DType::bool_) {
         if (op == OpId::maximum || op == OpId::minimum) {
           // On bools, max is "or" and min is "and".
           OpId logical = op == OpId::maximum ? OpId::logical_or : OpId::logical_and;
-          return scope.finish(ops::make(logical, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
+          return scope.finish(
+              ops::make(logical, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
         }
         if (op == OpId::add || op == OpId::mul) {
           OpId logical = op == OpId::add ? OpId::logical_or : OpId::logical_and;
-          return scope.finish(ops::make(logical, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
+          return scope.finish(
+              ops::make(logical, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
         }
         ops::fail("bool tensors are not supported; convert them with .to()");
       }
       break;
-    case BinaryKind::comparison:
-      break;
+    case BinaryKind::comparison: break;
   }
   return scope.finish(ops::make(op, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
 }
@@ -150,7 +152,7 @@ Tensor isinf(const Tensor& x) {
   return scope.finish(ops::make(OpId::isinf, {x}));
 }
 
-#define XLITE_DEFINE_BINARY(name, kind)                                                                    \
+#define XLITE_DEFINE_BINARY(name, kind)                                                                 \
   Tensor name(const Tensor& a, const Tensor& b) { return binary(#name, OpId::name, kind, T(a), T(b)); } \
   Tensor name(const Tensor& a, Scalar b) { return binary(#name, OpId::name, kind, T(a), S(b)); }        \
   Tensor name(Scalar a, const Tensor& b) { return binary(#name, OpId::name, kind, S(a), T(b)); }

@@ -67,18 +67,20 @@ Tensor random(const char* name, OpId op, const Shape& shape, DType dtype, Device
   };
   Tensor seed = scalar_i64(position.seed), offset = scalar_i64(position.offset);
   if (StepRecording* recording = StepRecording::active())
-    recording->draws.push_back({seed.impl()->data().get(), offset.impl()->data().get(),
-                                position.offset - recording->entry_rng_offset});
+    recording->draws.push_back(
+        {seed.impl()->data().get(), offset.impl()->data().get(), position.offset - recording->entry_rng_offset});
   Tensor r = ops::make(op, {seed, offset}, ir::RandomAttrs{.shape = shape, .dtype = draw}.to_attrs());
   return scope.finish(ops::convert_to(r, dtype));
 }
 }  // namespace
 
-template <class T> Tensor tensor(T value, Device device) {
+template <class T>
+Tensor tensor(T value, Device device) {
   OpScope scope("tensor");
   return upload(&value, sizeof(T), {}, dtype_of<T>::value, device);
 }
-template <> Tensor tensor<bool>(bool value, Device device) {
+template <>
+Tensor tensor<bool>(bool value, Device device) {
   OpScope scope("tensor");
   uint8_t byte = value;
   return upload(&byte, 1, {}, DType::bool_, device);
@@ -89,10 +91,12 @@ template Tensor tensor<int32_t>(int32_t, Device);
 template Tensor tensor<int64_t>(int64_t, Device);
 template Tensor tensor<uint8_t>(uint8_t, Device);
 
-template <class T> Tensor tensor(const std::vector<T>& data, const Shape& shape, Device device) {
+template <class T>
+Tensor tensor(const std::vector<T>& data, const Shape& shape, Device device) {
   return tensor_from(data, shape, device);
 }
-template <> Tensor tensor<bool>(const std::vector<bool>& data, const Shape& shape, Device device) {
+template <>
+Tensor tensor<bool>(const std::vector<bool>& data, const Shape& shape, Device device) {
   std::vector<uint8_t> bytes(data.begin(), data.end());
   Tensor t = tensor_from(bytes, shape, device);
   return Tensor(std::make_shared<TensorImpl>(t.impl()->data(), shape, DType::bool_, device));
@@ -103,7 +107,8 @@ template Tensor tensor<int32_t>(const std::vector<int32_t>&, const Shape&, Devic
 template Tensor tensor<int64_t>(const std::vector<int64_t>&, const Shape&, Device);
 template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, Device);
 
-template <class T> Tensor tensor(const std::vector<T>& data, Device device) {
+template <class T>
+Tensor tensor(const std::vector<T>& data, Device device) {
   return tensor(data, Shape{static_cast<int64_t>(data.size())}, device);
 }
 template Tensor tensor<float>(const std::vector<float>&, Device);
@@ -140,14 +145,17 @@ Tensor arange(Scalar start, Scalar stop, Scalar step, Device device) {
   double s = start.to_double(), e = stop.to_double(), d = step.to_double();
   auto text = [](Scalar v) { return v.is_floating() ? ir::number_text(v.to_double()) : std::to_string(v.to_int()); };
   if (d == 0 || !std::isfinite(s) || !std::isfinite(e) || !std::isfinite(d))
-    ops::fail("step must be non-zero and bounds finite, got start " + text(start) + ", end " + text(stop) + ", step " + text(step));
+    ops::fail("step must be non-zero and bounds finite, got start " + text(start) + ", end " + text(stop) + ", step " +
+              text(step));
   bool integral = !start.is_floating() && !stop.is_floating() && !step.is_floating();
   // Counted exactly, in 128 bits for integers: arange(INT64_MIN, INT64_MAX, INT64_MAX) has 3 elements.
   __int128 count = 0;
   if (integral) {
     const __int128 span = static_cast<__int128>(stop.to_int()) - start.to_int(), di = step.to_int();
-    if ((di > 0 && span < 0) || (di < 0 && span > 0)) count = -1;
-    else count = di > 0 ? (span + di - 1) / di : (-span - di - 1) / -di;
+    if ((di > 0 && span < 0) || (di < 0 && span > 0))
+      count = -1;
+    else
+      count = di > 0 ? (span + di - 1) / di : (-span - di - 1) / -di;
   } else if ((d > 0 && e >= s) || (d < 0 && e <= s)) {
     const double elements = std::ceil((e - s) / d);  // may be inf
     count = elements < 0x1p63 ? static_cast<__int128>(elements) : static_cast<__int128>(1) << 63;
@@ -162,7 +170,8 @@ Tensor arange(Scalar start, Scalar stop, Scalar step, Device device) {
   const auto n = static_cast<int64_t>(count);
   DType dtype = integral ? DType::i64 : ops::default_float();
   const Shape shape{n};
-  Tensor r = ops::make(OpId::iota, {}, ir::IotaAttrs{.shape = shape, .dim = 0, .dtype = integral ? DType::i64 : DType::f64}.to_attrs());
+  Tensor r = ops::make(OpId::iota, {},
+                       ir::IotaAttrs{.shape = shape, .dim = 0, .dtype = integral ? DType::i64 : DType::f64}.to_attrs());
   if (integral) {
     if (step.to_int() != 1) r = r * step;
     if (start.to_int() != 0) r = r + start;
@@ -185,8 +194,12 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device) {
 
 void manual_seed(uint64_t seed) { random_state::reseed(seed); }
 
-Tensor rand(const Shape& shape, DType dtype, Device device) { return random("rand", OpId::rng_uniform, shape, dtype, device); }
-Tensor randn(const Shape& shape, DType dtype, Device device) { return random("randn", OpId::rng_normal, shape, dtype, device); }
+Tensor rand(const Shape& shape, DType dtype, Device device) {
+  return random("rand", OpId::rng_uniform, shape, dtype, device);
+}
+Tensor randn(const Shape& shape, DType dtype, Device device) {
+  return random("randn", OpId::rng_normal, shape, dtype, device);
+}
 Tensor rand_like(const Tensor& x) { return rand(ops::impl_of(x).shape(), x.dtype(), x.device()); }
 Tensor randn_like(const Tensor& x) { return randn(ops::impl_of(x).shape(), x.dtype(), x.device()); }
 

@@ -26,7 +26,8 @@ Tensor at_least_1d(const Tensor& x) { return x.dim() == 0 ? reshape(x, {1}) : x;
 int64_t padded_extent(const Shape& xs, int k, const std::vector<int64_t>& padding) {
   auto twice = ir::checked_mul(padding[k], 2);
   auto padded = twice ? ir::checked_add(xs[2 + k], *twice) : std::nullopt;
-  if (!padded) ops::fail("input " + shape_str(xs) + " padded by " + shape_str(padding) + " does not fit in 64-bit sizes");
+  if (!padded)
+    ops::fail("input " + shape_str(xs) + " padded by " + shape_str(padding) + " does not fit in 64-bit sizes");
   return *padded;
 }
 }  // namespace
@@ -54,8 +55,8 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
       ops::fail("index " + shape_str(index.shape()) + " is larger than the input " + shape_str(x.shape()) +
                 " outside dim " + std::to_string(dim));
   if (x.dim() == 0)
-    return scope.finish(reshape(ops::make(OpId::gather, {reshape(x, {1}), reshape(index, {1})},
-                                          ir::DimAttrs{.dim = 0}.to_attrs()), {}));
+    return scope.finish(reshape(
+        ops::make(OpId::gather, {reshape(x, {1}), reshape(index, {1})}, ir::DimAttrs{.dim = 0}.to_attrs()), {}));
   return scope.finish(ops::make(OpId::gather, {x, index}, ir::DimAttrs{.dim = d}.to_attrs()));
 }
 
@@ -97,13 +98,15 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   if (num_classes < -1) ops::fail("num_classes must be -1 or >= 0, got " + std::to_string(num_classes));
   // PyTorch's rules: an empty input cannot tell the class count, and with no classes every value is out of range.
   if (x.numel() == 0 && num_classes <= 0)
-    ops::fail("cannot infer the number of classes from an empty tensor " + shape_str(x.shape()) + "; give num_classes > 0");
+    ops::fail("cannot infer the number of classes from an empty tensor " + shape_str(x.shape()) +
+              "; give num_classes > 0");
   if (num_classes == -1) {
     // Like PyTorch, the class count comes from the data: a value read.
     const int64_t top = max(x).item<int64_t>();
     if (top < 0) ops::fail("class values must be non-negative, got a largest value of " + std::to_string(top));
     num_classes = ir::checked_add(top, 1).value_or(-1);
-    if (num_classes < 0) ops::fail("class value " + std::to_string(top) + " leaves no class count that fits in 64 bits");
+    if (num_classes < 0)
+      ops::fail("class value " + std::to_string(top) + " leaves no class count that fits in 64 bits");
   }
   if (num_classes == 0)
     ops::fail("class values must be smaller than num_classes 0, and the input " + shape_str(x.shape()) + " has values");
@@ -124,7 +127,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   OpScope scope("matmul");
   const Shape& sa = ops::impl_of(a).shape();
   const Shape& sb = ops::impl_of(b).shape();
-  if (sa.empty() || sb.empty()) ops::fail("both operands need at least one dim, got " + shape_str(sa) + " and " + shape_str(sb));
+  if (sa.empty() || sb.empty())
+    ops::fail("both operands need at least one dim, got " + shape_str(sa) + " and " + shape_str(sb));
   const Tensor* operands[] = {&a, &b};
   DType dtype = ops::result_type(operands, {});
   if (dtype == DType::bool_) ops::fail("bool operands are not supported");
@@ -169,17 +173,21 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bia
   if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2)
     ops::fail("stride, padding and dilation take one or two values");
   if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || xs[1] / groups != ws[1])
-    ops::fail("input " + shape_str(xs) + " and weight " + shape_str(ws) + " do not match groups " + std::to_string(groups));
+    ops::fail("input " + shape_str(xs) + " and weight " + shape_str(ws) + " do not match groups " +
+              std::to_string(groups));
   for (int k = 0; k < 2; ++k) {
-    if (stride[k] < 1 || dilation[k] < 1 || padding[k] < 0) ops::fail("stride and dilation must be >= 1 and padding >= 0");
+    if (stride[k] < 1 || dilation[k] < 1 || padding[k] < 0)
+      ops::fail("stride and dilation must be >= 1 and padding >= 0");
     const int64_t padded = padded_extent(xs, k, padding);
     auto span = ir::checked_mul(dilation[k], ws[2 + k] - 1);
     if (span) span = ir::checked_add(*span, 1);
     if (!span)
-      ops::fail("kernel " + shape_str(ws) + " dilated by " + shape_str(dilation) + " spans more than 64-bit sizes count");
+      ops::fail("kernel " + shape_str(ws) + " dilated by " + shape_str(dilation) +
+                " spans more than 64-bit sizes count");
     if (padded < *span)
       ops::fail("kernel " + shape_str(ws) + " dilated by " + shape_str(dilation) + " spans " + std::to_string(*span) +
-                ", more than the input " + shape_str(xs) + " padded by " + shape_str(padding) + " (" + std::to_string(padded) + ")");
+                ", more than the input " + shape_str(xs) + " padded by " + shape_str(padding) + " (" +
+                std::to_string(padded) + ")");
   }
   const Tensor* operands[] = {&x, &w};
   DType dtype = ops::result_type(operands, {});
@@ -187,7 +195,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bia
   const ir::ConvAttrs attrs{.stride = stride, .lo = padding, .hi = padding, .dilation = dilation, .groups = groups};
   Tensor y = ops::make(OpId::conv2d, {ops::convert_to(x, dtype), ops::convert_to(w, dtype)}, attrs.to_attrs());
   if (bias) {
-    if (ops::impl_of(*bias).shape() != Shape{ws[0]}) ops::fail("bias must be [" + std::to_string(ws[0]) + "], got " + shape_str(bias->shape()));
+    if (ops::impl_of(*bias).shape() != Shape{ws[0]})
+      ops::fail("bias must be [" + std::to_string(ws[0]) + "], got " + shape_str(bias->shape()));
     y = y + reshape(*bias, {1, ws[0], 1, 1});
   }
   return scope.finish(y);
@@ -203,7 +212,8 @@ Tensor pooling_windows(const Tensor& x, std::vector<int64_t>& kernel, std::vecto
   if (stride.empty()) stride = kernel;
   for (auto* list : {&kernel, &stride, &padding})
     if (list->size() == 1) list->push_back(list->front());
-  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2) ops::fail("kernel, stride and padding take one or two values");
+  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2)
+    ops::fail("kernel, stride and padding take one or two values");
   Shape out = xs;
   for (int k = 0; k < 2; ++k) {
     if (kernel[k] < 1 || stride[k] < 1 || padding[k] < 0 || padding[k] > kernel[k] / 2)
@@ -224,12 +234,14 @@ Tensor pooling_windows(const Tensor& x, std::vector<int64_t>& kernel, std::vecto
 }
 }  // namespace
 
-Tensor max_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+Tensor max_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                  std::vector<int64_t> padding) {
   OpScope scope("max_pool2d");
   return scope.finish(max(pooling_windows(x, kernel, stride, padding, -INFINITY), {0}));
 }
 
-Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+                  std::vector<int64_t> padding) {
   OpScope scope("avg_pool2d");
   return scope.finish(mean(pooling_windows(x, kernel, stride, padding, 0.0), {0}));
 }

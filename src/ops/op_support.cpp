@@ -126,7 +126,8 @@ Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs) {
   for (const Tensor& t : operands) {
     impl_of(t);
     // After a sync a result keeps the node that made it, so gradients can still flow through it.
-    nodes.push_back(t.impl()->requires_grad() && autograd::is_grad_enabled() ? t.impl()->autograd_node() : t.impl()->node());
+    nodes.push_back(t.impl()->requires_grad() && autograd::is_grad_enabled() ? t.impl()->autograd_node()
+                                                                             : t.impl()->node());
     requires_grad = requires_grad || nodes.back()->requires_grad;
   }
   requires_grad = requires_grad && autograd::is_grad_enabled() && ir::is_differentiable(op);
@@ -229,7 +230,8 @@ Tensor broadcast_to_shape(const Tensor& t, const Shape& shape) {
   size_t lead = shape.size() - from.size();
   std::vector<int64_t> dims;
   for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i] != 1 && from[i] != shape[lead + i]) fail("cannot broadcast " + shape_str(from) + " to " + shape_str(shape));
+    if (from[i] != 1 && from[i] != shape[lead + i])
+      fail("cannot broadcast " + shape_str(from) + " to " + shape_str(shape));
     dims.push_back(static_cast<int64_t>(lead + i));
   }
   return make(ir::OpId::broadcast, {t}, ir::BroadcastAttrs{.shape = shape, .dims = dims}.to_attrs());

@@ -18,7 +18,8 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int64_t>& dims, bool k
     for (int64_t d = 0; d < rank; ++d) normalized.push_back(d);
   if (op == OpId::reduce_max || op == OpId::reduce_min)
     for (int64_t d : normalized)
-      if (x.shape()[d] == 0) ops::fail("cannot reduce over dim " + std::to_string(d) + " of size 0 in " + shape_str(x.shape()));
+      if (x.shape()[d] == 0)
+        ops::fail("cannot reduce over dim " + std::to_string(d) + " of size 0 in " + shape_str(x.shape()));
   return ops::make(op, {x}, ir::ReduceAttrs{.dims = normalized, .keepdim = keepdim}.to_attrs());
 }
 
@@ -84,8 +85,12 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   return scope.finish(ops::convert_to(div(total, reduced_count(x, dims)), dtype));
 }
 
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return arg_reduce("argmax", OpId::argmax, x, dim, keepdim); }
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) { return arg_reduce("argmin", OpId::argmin, x, dim, keepdim); }
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  return arg_reduce("argmax", OpId::argmax, x, dim, keepdim);
+}
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  return arg_reduce("argmin", OpId::argmin, x, dim, keepdim);
+}
 Tensor argmax(const Tensor& x) {
   OpScope scope("argmax");
   return scope.finish(arg_reduce("argmax", OpId::argmax, reshape(x, {-1}), 0, false));
@@ -135,7 +140,9 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   int64_t d = ops::normalize_dim(dim, x.dim());
   Tensor xf = is_floating(dtype) ? to_compute_float(x) : ops::convert_to(x, ops::default_float());
   if (x.dim() == 0) return scope.finish(ops::convert_to(exp(xf - xf), is_floating(dtype) ? dtype : xf.dtype()));
-  if (x.shape()[d] == 0) return scope.finish(ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
+  if (x.shape()[d] == 0)
+    return scope.finish(
+        ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
   Tensor e = exp(xf - max(xf, {d}, true));
   Tensor r = e / sum(e, {d}, true);
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
@@ -147,7 +154,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   int64_t d = ops::normalize_dim(dim, x.dim());
   Tensor xf = is_floating(dtype) ? to_compute_float(x) : ops::convert_to(x, ops::default_float());
   if (x.dim() == 0) return scope.finish(ops::convert_to(xf - xf, is_floating(dtype) ? dtype : xf.dtype()));
-  if (x.shape()[d] == 0) return scope.finish(ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
+  if (x.shape()[d] == 0)
+    return scope.finish(
+        ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
   Tensor shifted = xf - max(xf, {d}, true);
   Tensor r = shifted - log(sum(exp(shifted), {d}, true));
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);

@@ -148,8 +148,7 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
 Tensor expand(const Tensor& x, const Shape& shape) {
   OpScope scope("expand");
   const Shape& from = ops::impl_of(x).shape();
-  if (shape.size() < from.size())
-    ops::fail("cannot expand " + shape_str(from) + " to fewer dims " + shape_str(shape));
+  if (shape.size() < from.size()) ops::fail("cannot expand " + shape_str(from) + " to fewer dims " + shape_str(shape));
   Shape out = shape;
   size_t lead = shape.size() - from.size();
   for (size_t i = 0; i < out.size(); ++i) {
@@ -295,7 +294,8 @@ double pad_value(Scalar value, DType dtype) {
   if (value.is_floating()) return std::trunc(value.to_double());
   const int64_t i = value.to_int();
   const double v = static_cast<double>(i);
-  if (static_cast<__int128>(v) != i) ops::fail("value " + std::to_string(i) + " is not exact as a double, which pad values are");
+  if (static_cast<__int128>(v) != i)
+    ops::fail("value " + std::to_string(i) + " is not exact as a double, which pad values are");
   return v;
 }
 }  // namespace
@@ -318,7 +318,8 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, Scalar value) {
                 " gives a size that does not fit in 64 bits");
     if (*size < 0) ops::fail("padding " + shape_str(pads) + " leaves a negative size for dim " + std::to_string(d));
     if (lo[d] < -shape[d] || hi[d] < -shape[d])  // PyTorch refuses these too
-      ops::fail("padding " + shape_str(pads) + " crops more than dim " + std::to_string(d) + " of size " + std::to_string(shape[d]));
+      ops::fail("padding " + shape_str(pads) + " crops more than dim " + std::to_string(d) + " of size " +
+                std::to_string(shape[d]));
   }
   // Negative pads crop, so take them off first.
   Tensor r = ops::fresh_handle(x);

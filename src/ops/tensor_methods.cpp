@@ -10,7 +10,8 @@ namespace {
 Tensor in_place_value(const Tensor& self, const Tensor& result) {
   const TensorImpl& impl = ops::impl_of(self);
   if (result.shape() != impl.shape())
-    ops::fail("the result shape " + shape_str(result.shape()) + " does not match the tensor's shape " + shape_str(impl.shape()));
+    ops::fail("the result shape " + shape_str(result.shape()) + " does not match the tensor's shape " +
+              shape_str(impl.shape()));
   if (!ops::can_cast(result.dtype(), impl.dtype()))
     ops::fail("result type " + std::string(dtype_name(result.dtype())) + " cannot be written to a " +
               std::string(dtype_name(impl.dtype())) + " tensor");
@@ -20,26 +21,29 @@ Tensor in_place_value(const Tensor& self, const Tensor& result) {
 
 Tensor& Tensor::assign_(const Tensor& value) {
   if (impl_->is_grad_leaf() && autograd::is_grad_enabled())
-    ops::fail("a leaf tensor that requires grad cannot be updated in place while grad mode is on (its gradient "
-              "would be lost); update it inside a NoGradGuard, as optimizers do");
+    ops::fail(
+        "a leaf tensor that requires grad cannot be updated in place while grad mode is on (its gradient "
+        "would be lost); update it inside a NoGradGuard, as optimizers do");
   // A value that already ran (eager mode) is bound as data: nothing is left pending.
-  if (value.impl()->is_pending()) impl_->set_pending(value.impl()->pending());
-  else impl_->assign_data(value.impl()->data(), value.impl()->requires_grad() ? value.impl()->autograd_node() : nullptr);
+  if (value.impl()->is_pending())
+    impl_->set_pending(value.impl()->pending());
+  else
+    impl_->assign_data(value.impl()->data(), value.impl()->requires_grad() ? value.impl()->autograd_node() : nullptr);
   return *this;
 }
 
-#define XLITE_IN_PLACE(method, fn)                                    \
-  Tensor& Tensor::method(const Tensor& other) {                       \
-    ops::OpScope scope(#method);                                      \
-    ops::InPlaceScope target(&ops::impl_of(*this));                   \
+#define XLITE_IN_PLACE(method, fn)                                        \
+  Tensor& Tensor::method(const Tensor& other) {                           \
+    ops::OpScope scope(#method);                                          \
+    ops::InPlaceScope target(&ops::impl_of(*this));                       \
     Tensor value = scope.finish(in_place_value(*this, fn(*this, other))); \
-    return assign_(value);                                            \
-  }                                                                   \
-  Tensor& Tensor::method(Scalar other) {                              \
-    ops::OpScope scope(#method);                                      \
-    ops::InPlaceScope target(&ops::impl_of(*this));                   \
+    return assign_(value);                                                \
+  }                                                                       \
+  Tensor& Tensor::method(Scalar other) {                                  \
+    ops::OpScope scope(#method);                                          \
+    ops::InPlaceScope target(&ops::impl_of(*this));                       \
     Tensor value = scope.finish(in_place_value(*this, fn(*this, other))); \
-    return assign_(value);                                            \
+    return assign_(value);                                                \
   }
 XLITE_IN_PLACE(add_, add)
 XLITE_IN_PLACE(sub_, sub)

@@ -59,7 +59,8 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
                   shape_str(it->second->shape));
   }
   for (const StateSlot& slot : slots)
-    if (slot.required && !state.count(slot.name)) throw Error("[optimizer load_state_dict] missing '" + slot.name + "'");
+    if (slot.required && !state.count(slot.name))
+      throw Error("[optimizer load_state_dict] missing '" + slot.name + "'");
   NoGradGuard no_grad;
   set_lr(state.at("lr").to(DType::f64).item<double>());  // first: the one value that can still be refused
   for (const StateSlot& slot : slots) {
@@ -74,7 +75,8 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
   }
 }
 
-SGD::SGD(std::vector<Tensor> params, double lr, SGDOptions options) : Optimizer(std::move(params), lr), options_(options) {
+SGD::SGD(std::vector<Tensor> params, double lr, SGDOptions options)
+    : Optimizer(std::move(params), lr), options_(options) {
   if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
     throw Error("[SGD] nesterov needs momentum > 0 and no dampening");
   if (options_.momentum != 0) velocity_.resize(params_.size());  // each made by the first step that needs it
@@ -108,7 +110,8 @@ std::vector<Optimizer::StateSlot> SGD::state_slots() {
   return slots;
 }
 
-Adam::Adam(std::vector<Tensor> params, double lr, AdamOptions options) : Optimizer(std::move(params), lr), options_(options) {
+Adam::Adam(std::vector<Tensor> params, double lr, AdamOptions options)
+    : Optimizer(std::move(params), lr), options_(options) {
   for (const Tensor& p : params_) {
     m_.push_back(zeros_like(p));
     v_.push_back(zeros_like(p));
@@ -128,8 +131,10 @@ void Adam::step() {
     Tensor g = p.grad();
     if (!g.defined()) continue;
     if (options_.weight_decay != 0) {
-      if (decoupled()) p.mul_(1.0 - lr_tensor_ * options_.weight_decay);
-      else g = g + p * options_.weight_decay;
+      if (decoupled())
+        p.mul_(1.0 - lr_tensor_ * options_.weight_decay);
+      else
+        g = g + p * options_.weight_decay;
     }
     m_[i].mul_(options_.beta1).add_(g * (1.0 - options_.beta1));
     v_[i].mul_(options_.beta2).add_(g * g * (1.0 - options_.beta2));

@@ -59,8 +59,7 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
       if (bytes_used_ + bytes_cached_ + static_cast<int64_t>(capacity) > limit_) free_cached_locked();
       if (bytes_used_ + static_cast<int64_t>(capacity) > limit_)
         throw Error("[allocate] out of memory on " + device_.str() + ": requested " + std::to_string(bytes) +
-                    " bytes with " + std::to_string(bytes_used_) + " in use and a limit of " +
-                    std::to_string(limit_));
+                    " bytes with " + std::to_string(bytes_used_) + " in use and a limit of " + std::to_string(limit_));
       data = std::aligned_alloc(kAlignment, capacity);
       if (!data) {
         free_cached_locked();

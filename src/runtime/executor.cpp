@@ -74,7 +74,7 @@ class Executor final : public Executable {
     if (it->second <= last_raising_step_) return -1;
     if (bytes_of(graph.instrs[param]) != bytes_of(graph.instrs[out])) return -1;
     for (int32_t o : graph.outputs)
-      if (o == param) return -1;  // the argument is itself a result
+      if (o == param) return -1;                    // the argument is itself a result
     if (last_read_[param] > it->second) return -1;  // read after the output is written
     if (last_read_[param] == it->second) {
       auto pos = std::find(step.inputs.begin(), step.inputs.end(), param) - step.inputs.begin();
@@ -86,8 +86,9 @@ class Executor final : public Executable {
   std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations) override {
     const ir::Graph& graph = program_.graph;
     const auto& steps = program_.steps;
-    XLITE_CHECK(static_cast<int64_t>(args.size()) == graph.num_parameters,
-                "[run] expected " + std::to_string(graph.num_parameters) + " arguments, got " + std::to_string(args.size()));
+    XLITE_CHECK(
+        static_cast<int64_t>(args.size()) == graph.num_parameters,
+        "[run] expected " + std::to_string(graph.num_parameters) + " arguments, got " + std::to_string(args.size()));
     std::unordered_map<int64_t, BufferPtr> donated;  // step -> buffer to write into
     for (const Donation& d : donations)
       if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
@@ -119,9 +120,10 @@ class Executor final : public Executable {
       const ProgramStep& step = steps[s];
       const int64_t started = profiles_.empty() ? 0 : now_ns();
       auto given = donated.find(static_cast<int64_t>(s));
-      BufferPtr out = given != donated.end()                   ? given->second
-                      : !preallocated.empty() && preallocated[s] ? std::move(preallocated[s])
-                                                                 : allocator(Device{}).allocate(static_cast<size_t>(step.output_bytes));
+      BufferPtr out = given != donated.end() ? given->second
+                      : !preallocated.empty() && preallocated[s]
+                          ? std::move(preallocated[s])
+                          : allocator(Device{}).allocate(static_cast<size_t>(step.output_bytes));
       const StepInputs inputs(step.inputs, values.data(), owned.data(), args, argument_of_instr_.data());
       if (std::optional<StepFailure> failed = step.thunk->run(inputs, &out)) failure.note(std::move(*failed));
       if (!profiles_.empty()) profiles_[s]->add(now_ns() - started);
@@ -146,10 +148,10 @@ class Executor final : public Executable {
 
  private:
   Program program_;
-  std::vector<int32_t> parameter_instr_;           // per argument: the instruction that reads it
-  std::vector<int32_t> argument_of_instr_;         // per instruction: its argument, or -1
-  std::vector<bool> output_is_last_use_;           // per output: no later output is the same value
-  std::vector<int64_t> last_read_;                 // per instruction: the last step that reads it
+  std::vector<int32_t> parameter_instr_;          // per argument: the instruction that reads it
+  std::vector<int32_t> argument_of_instr_;        // per instruction: its argument, or -1
+  std::vector<bool> output_is_last_use_;          // per output: no later output is the same value
+  std::vector<int64_t> last_read_;                // per instruction: the last step that reads it
   std::unordered_map<int32_t, int64_t> step_of_;  // root instruction -> step
   int64_t last_raising_step_ = -1;
   std::vector<std::unique_ptr<StepProfile>> profiles_;  // per step, under XLITE_PROFILE

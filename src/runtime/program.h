@@ -29,8 +29,8 @@ struct StepFailure {
 // The buffers of a step's inputs, in the order of ProgramStep::inputs.
 class StepInputs {
  public:
-  StepInputs(std::span<const int32_t> ids, Buffer* const* values, const BufferPtr* owned, std::span<const BufferPtr> args,
-             const int32_t* argument_of)
+  StepInputs(std::span<const int32_t> ids, Buffer* const* values, const BufferPtr* owned,
+             std::span<const BufferPtr> args, const int32_t* argument_of)
       : ids_(ids), values_(values), owned_(owned), args_(args), argument_of_(argument_of) {}
   size_t size() const { return ids_.size(); }
   // A view: valid while the step runs.
@@ -59,8 +59,8 @@ class Thunk {
 };
 
 struct ProgramStep {
-  int32_t root = -1;             // the graph instruction whose value the step computes
-  std::vector<int32_t> inputs;   // the graph values it reads
+  int32_t root = -1;            // the graph instruction whose value the step computes
+  std::vector<int32_t> inputs;  // the graph values it reads
   std::unique_ptr<Thunk> thunk;
   int64_t output_bytes = 0;
   bool may_raise = false;        // can fail for a value in the data (donated buffers are written only after)

@@ -35,8 +35,8 @@ class Table {
     }
     if (rows.empty()) return;
     std::sort(rows.rbegin(), rows.rend());
-    std::fprintf(stderr, "xlite profile: %.3f ms in compiled steps\n%10s %7s %9s  %s\n", total * 1e-6, "ms", "%", "calls",
-                 "step");
+    std::fprintf(stderr, "xlite profile: %.3f ms in compiled steps\n%10s %7s %9s  %s\n", total * 1e-6, "ms", "%",
+                 "calls", "step");
     for (const auto& [ns, label] : rows)
       std::fprintf(stderr, "%10.3f %6.1f%% %9lld  %s\n", ns * 1e-6, total ? 100.0 * ns / total : 0.0,
                    static_cast<long long>(entries_[*label]->calls.load()), label->c_str());

@@ -25,7 +25,9 @@ bool is_unsigned(DType d) { return d == DType::u8 || d == DType::bool_; }
 
 llvm::Type* ElementGenerator::value_type(DType d) {
   switch (d) {
-    case DType::f32: case DType::f16: case DType::bf16: return b_.getFloatTy();
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: return b_.getFloatTy();
     case DType::f64: return b_.getDoubleTy();
     case DType::i32: return b_.getInt32Ty();
     case DType::i64: return b_.getInt64Ty();
@@ -59,7 +61,8 @@ llvm::Value* ElementGenerator::to_storage(llvm::Value* v, DType d) {
     case DType::bf16: {
       // Round to nearest even on the bits; NaN stays a quiet NaN.
       llvm::Value* u = b_.CreateBitCast(v, b_.getInt32Ty());
-      llvm::Value* rounded = b_.CreateAdd(u, b_.CreateAdd(b_.getInt32(0x7fff), b_.CreateAnd(b_.CreateLShr(u, 16), b_.getInt32(1))));
+      llvm::Value* rounded =
+          b_.CreateAdd(u, b_.CreateAdd(b_.getInt32(0x7fff), b_.CreateAnd(b_.CreateLShr(u, 16), b_.getInt32(1))));
       llvm::Value* nan = b_.CreateOr(b_.CreateLShr(u, 16), b_.getInt32(0x40));
       llvm::Value* bits = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan, b_.CreateLShr(rounded, 16));
       return b_.CreateTrunc(bits, b_.getInt16Ty());
@@ -156,8 +159,9 @@ llvm::Value* ElementGenerator::unary(OpId op, DType d, llvm::Value* x) {
           llvm::Value* negv = b_.CreateZExt(b_.CreateICmpSLT(x, iconst(d, 0)), value_type(d));
           return b_.CreateSub(pos, negv);
         }
-        llvm::Value* s = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(d, 0)), fconst(d, 1),
-                                         b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(d, 0)), fconst(d, -1), fconst(d, 0)));
+        llvm::Value* s =
+            b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(d, 0)), fconst(d, 1),
+                            b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(d, 0)), fconst(d, -1), fconst(d, 0)));
         return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
       }
     }
@@ -183,7 +187,8 @@ llvm::Value* ElementGenerator::unary(OpId op, DType d, llvm::Value* x) {
     }
     case UnaryFloatOp::gelu_tanh: {
       llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(x, x), x);
-      llvm::Value* inner = b_.CreateFMul(fconst(d, 0.79788456080286536), b_.CreateFAdd(x, b_.CreateFMul(fconst(d, 0.044715), cube)));
+      llvm::Value* inner =
+          b_.CreateFMul(fconst(d, 0.79788456080286536), b_.CreateFAdd(x, b_.CreateFMul(fconst(d, 0.044715), cube)));
       return b_.CreateFMul(b_.CreateFMul(fconst(d, 0.5), x), b_.CreateFAdd(fconst(d, 1), math(MathFn::tanh, d, inner)));
     }
     case UnaryFloatOp::floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
@@ -200,7 +205,8 @@ llvm::Value* ElementGenerator::predicate(OpId op, DType d, llvm::Value* x) {
     case PredicateOp::logical_not: return fp ? b_.CreateFCmpOEQ(x, fconst(d, 0)) : b_.CreateICmpEQ(x, constant(d, 0));
     case PredicateOp::isnan: return fp ? b_.CreateFCmpUNO(x, x) : b_.getFalse();
     case PredicateOp::isinf:
-      return fp ? b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fconst(d, INFINITY)) : b_.getFalse();
+      return fp ? b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), fconst(d, INFINITY))
+                : b_.getFalse();
   }
   XLITE_FAIL("[codegen] no code for predicate " + std::string(ir::op_name(op)));
 }
@@ -217,8 +223,9 @@ llvm::Value* ElementGenerator::binary(int32_t id, OpId op, DType d, llvm::Value*
       case BinaryOp::minimum: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, c);
       case BinaryOp::remainder: {
         llvm::Value* r = b_.CreateFRem(a, c);
-        llvm::Value* fix = b_.CreateAnd(b_.CreateFCmpONE(r, fconst(d, 0)),
-                                        b_.CreateXor(b_.CreateFCmpOLT(r, fconst(d, 0)), b_.CreateFCmpOLT(c, fconst(d, 0))));
+        llvm::Value* fix =
+            b_.CreateAnd(b_.CreateFCmpONE(r, fconst(d, 0)),
+                         b_.CreateXor(b_.CreateFCmpOLT(r, fconst(d, 0)), b_.CreateFCmpOLT(c, fconst(d, 0))));
         return b_.CreateSelect(fix, b_.CreateFAdd(r, c), r);
       }
     }
@@ -252,8 +259,9 @@ llvm::Value* ElementGenerator::binary(int32_t id, OpId op, DType d, llvm::Value*
         }
         if (u) return b_.CreateURem(a, safe);
         llvm::Value* r = b_.CreateSRem(a, safe);
-        llvm::Value* fix = b_.CreateAnd(b_.CreateICmpNE(r, iconst(d, 0)),
-                                        b_.CreateXor(b_.CreateICmpSLT(r, iconst(d, 0)), b_.CreateICmpSLT(safe, iconst(d, 0))));
+        llvm::Value* fix =
+            b_.CreateAnd(b_.CreateICmpNE(r, iconst(d, 0)),
+                         b_.CreateXor(b_.CreateICmpSLT(r, iconst(d, 0)), b_.CreateICmpSLT(safe, iconst(d, 0))));
         return b_.CreateSelect(minus_one, iconst(d, 0), b_.CreateSelect(fix, b_.CreateAdd(r, safe), r));
       }
     }
@@ -288,7 +296,8 @@ llvm::Value* ElementGenerator::compare(OpId op, DType d, llvm::Value* a, llvm::V
 llvm::Value* ElementGenerator::convert(llvm::Value* v, DType from, DType to) {
   if (from == to) return v;
   llvm::Type* t = value_type(to);
-  if (to == DType::bool_) return is_floating(from) ? b_.CreateFCmpUNE(v, fconst(from, 0)) : b_.CreateICmpNE(v, iconst(from, 0));
+  if (to == DType::bool_)
+    return is_floating(from) ? b_.CreateFCmpUNE(v, fconst(from, 0)) : b_.CreateICmpNE(v, iconst(from, 0));
   if (is_floating(from) && is_floating(to)) return rounded(b_.CreateFPCast(v, t), to);
   if (is_floating(from)) {
     // Truncate toward zero; NaN gives 0 and out-of-range values saturate at i64, then wrap, like the oracle.
@@ -312,7 +321,8 @@ llvm::Value* ElementGenerator::checked_index(int32_t id, llvm::Value* raw, DType
 llvm::Value* ElementGenerator::philox_block(llvm::Value* seed, llvm::Value* counter) {
   auto* i32 = b_.getInt32Ty();
   auto* i64 = b_.getInt64Ty();
-  llvm::Value* c[4] = {b_.CreateTrunc(counter, i32), b_.CreateTrunc(b_.CreateLShr(counter, 32), i32), b_.getInt32(0), b_.getInt32(0)};
+  llvm::Value* c[4] = {b_.CreateTrunc(counter, i32), b_.CreateTrunc(b_.CreateLShr(counter, 32), i32), b_.getInt32(0),
+                       b_.getInt32(0)};
   llvm::Value* k0 = b_.CreateTrunc(seed, i32);
   llvm::Value* k1 = b_.CreateTrunc(b_.CreateLShr(seed, 32), i32);
   for (int round = 0; round < 10; ++round) {
@@ -346,11 +356,15 @@ llvm::Value* ElementGenerator::random(const Instr& instr, Index* idx) {
   auto* dbl = b_.getDoubleTy();
   if (instr.op == OpId::rng_normal) {
     llvm::Value* block = philox_block(seed, b_.CreateAdd(offset, i));
-    llvm::Value* u1 = b_.CreateFMul(b_.CreateFAdd(b_.CreateUIToFP(b_.CreateLShr(lane(block, i64c(0)), 8), dbl), llvm::ConstantFP::get(dbl, 1.0)),
+    llvm::Value* u1 = b_.CreateFMul(
+        b_.CreateFAdd(b_.CreateUIToFP(b_.CreateLShr(lane(block, i64c(0)), 8), dbl), llvm::ConstantFP::get(dbl, 1.0)),
+        llvm::ConstantFP::get(dbl, 1.0 / 16777216.0));
+    llvm::Value* u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateLShr(lane(block, i64c(1)), 8), dbl),
                                     llvm::ConstantFP::get(dbl, 1.0 / 16777216.0));
-    llvm::Value* u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateLShr(lane(block, i64c(1)), 8), dbl), llvm::ConstantFP::get(dbl, 1.0 / 16777216.0));
-    llvm::Value* radius = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFMul(llvm::ConstantFP::get(dbl, -2.0), math(MathFn::log, DType::f64, u1)));
-    llvm::Value* z = b_.CreateFMul(radius, math(MathFn::cos, DType::f64, b_.CreateFMul(llvm::ConstantFP::get(dbl, 6.283185307179586), u2)));
+    llvm::Value* radius = b_.CreateUnaryIntrinsic(
+        llvm::Intrinsic::sqrt, b_.CreateFMul(llvm::ConstantFP::get(dbl, -2.0), math(MathFn::log, DType::f64, u1)));
+    llvm::Value* z = b_.CreateFMul(
+        radius, math(MathFn::cos, DType::f64, b_.CreateFMul(llvm::ConstantFP::get(dbl, 6.283185307179586), u2)));
     return instr.dtype == DType::f64 ? z : b_.CreateFPTrunc(z, b_.getFloatTy());
   }
   if (instr.dtype == DType::f64) {
@@ -363,7 +377,8 @@ llvm::Value* ElementGenerator::random(const Instr& instr, Index* idx) {
   }
   llvm::Value* block = philox_block(seed, b_.CreateAdd(offset, b_.CreateUDiv(i, i64c(4))));
   llvm::Value* bits = b_.CreateLShr(lane(block, b_.CreateURem(i, i64c(4))), 8);
-  return b_.CreateFMul(b_.CreateUIToFP(bits, b_.getFloatTy()), llvm::ConstantFP::get(b_.getFloatTy(), 1.0 / 16777216.0));
+  return b_.CreateFMul(b_.CreateUIToFP(bits, b_.getFloatTy()),
+                       llvm::ConstantFP::get(b_.getFloatTy(), 1.0 / 16777216.0));
 }
 
 llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
@@ -375,15 +390,11 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       if (instr.op == OpId::parameter) return load(ir::ParameterAttrs::of(instr.attrs).index, d, linear(idx));
       if (instr.op == OpId::constant) return rounded(constant(d, ir::ConstantAttrs::of(instr.attrs).value), d);
       return convert(multi(idx)[ir::IotaAttrs::of(instr.attrs).dim], DType::i64, d);  // iota
-    case OpClass::Random:
-      return random(instr, idx);
-    case OpClass::Convert:
-      return convert(gen(instr.operands[0], idx), operand_type(0).dtype, d);
+    case OpClass::Random: return random(instr, idx);
+    case OpClass::Convert: return convert(gen(instr.operands[0], idx), operand_type(0).dtype, d);
     case OpClass::Unary:
-    case OpClass::UnaryFloat:
-      return rounded(unary(instr.op, d, gen(instr.operands[0], idx)), d);
-    case OpClass::Predicate:
-      return predicate(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx));
+    case OpClass::UnaryFloat: return rounded(unary(instr.op, d, gen(instr.operands[0], idx)), d);
+    case OpClass::Predicate: return predicate(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx));
     case OpClass::Binary:
       return rounded(binary(id, instr.op, d, gen(instr.operands[0], idx), gen(instr.operands[1], idx)), d);
     case OpClass::Compare:
@@ -463,13 +474,16 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       llvm::Value* inside = b_.getTrue();
       for (size_t k = 0; k < out.size(); ++k) {
         llvm::Value* v = b_.CreateSub(out[k], i64c(lo[k]));
-        inside = b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(v, i64c(0)), b_.CreateICmpSLT(v, i64c(in_shape[k]))));
+        inside =
+            b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(v, i64c(0)), b_.CreateICmpSLT(v, i64c(in_shape[k]))));
         // Clamped so the (discarded) read outside the operand stays in bounds.
-        in[k] = b_.CreateSelect(b_.CreateICmpSLT(v, i64c(0)), i64c(0),
-                                b_.CreateSelect(b_.CreateICmpSGE(v, i64c(in_shape[k])), i64c(std::max<int64_t>(in_shape[k] - 1, 0)), v));
+        in[k] = b_.CreateSelect(
+            b_.CreateICmpSLT(v, i64c(0)), i64c(0),
+            b_.CreateSelect(b_.CreateICmpSGE(v, i64c(in_shape[k])), i64c(std::max<int64_t>(in_shape[k] - 1, 0)), v));
       }
-      llvm::Value* value = constant(d, is_floating(d) ? ir::PadAttrs::of(instr.attrs).value
-                                                     : static_cast<double>(static_cast<int64_t>(ir::PadAttrs::of(instr.attrs).value)));
+      llvm::Value* value =
+          constant(d, is_floating(d) ? ir::PadAttrs::of(instr.attrs).value
+                                     : static_cast<double>(static_cast<int64_t>(ir::PadAttrs::of(instr.attrs).value)));
       if (numel(in_shape) == 0) return rounded(value, d);
       return b_.CreateSelect(inside, gen(instr.operands[0], with_multi(in_shape, in)), rounded(value, d));
     }
@@ -511,9 +525,12 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
     case OpClass::Reduce:
       // A row reduction, computed before the row's elements (emit_elementwise_loop).
       if (llvm::Value* row_value = fused_reduction_value(id)) return row_value;
-      XLITE_FAIL("[codegen] " + std::string(ir::op_name(instr.op)) + " is fused into a loop that does not run by its rows");
-    case OpClass::ArgReduce: case OpClass::ScatterAdd: case OpClass::Dot: case OpClass::Conv:
-      break;  // regions of their own (fusion.cpp)
+      XLITE_FAIL("[codegen] " + std::string(ir::op_name(instr.op)) +
+                 " is fused into a loop that does not run by its rows");
+    case OpClass::ArgReduce:
+    case OpClass::ScatterAdd:
+    case OpClass::Dot:
+    case OpClass::Conv: break;  // regions of their own (fusion.cpp)
   }
   XLITE_FAIL("[codegen] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
 }

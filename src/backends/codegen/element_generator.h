@@ -42,7 +42,8 @@ class ElementGenerator {
   // ---- what the target provides ------------------------------------------------------------------
   // Notes that `bad` holds for instruction `instr` (with the failure's value and size) unless an earlier
   // failure is noted already; the caller goes on with a harmless value.
-  virtual void flag_failure(llvm::Value* bad, ElementFailure failure, llvm::Value* value, llvm::Value* size, int32_t instr) = 0;
+  virtual void flag_failure(llvm::Value* bad, ElementFailure failure, llvm::Value* value, llvm::Value* size,
+                            int32_t instr) = 0;
   // The value of reduction `instr` when the target computes it per row inside the loop, else nullptr.
   virtual llvm::Value* fused_reduction_value(int32_t instr) = 0;
 
@@ -55,7 +56,9 @@ class ElementGenerator {
   llvm::Value* rounded(llvm::Value* v, DType d);
   llvm::Value* i64c(int64_t v) { return b_.getInt64(v); }
   llvm::Value* fconst(DType d, double v) { return llvm::ConstantFP::get(value_type(d), v); }
-  llvm::Value* iconst(DType d, int64_t v) { return llvm::ConstantInt::get(value_type(d), static_cast<uint64_t>(v), !is_unsigned(d)); }
+  llvm::Value* iconst(DType d, int64_t v) {
+    return llvm::ConstantInt::get(value_type(d), static_cast<uint64_t>(v), !is_unsigned(d));
+  }
   llvm::Value* constant(DType d, double v);
 
   // ---- indices -----------------------------------------------------------------------------------

@@ -36,7 +36,8 @@ class CpuMath final : public codegen::TargetMath {
 
   llvm::Value* integer_pow(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* exponent) override {
     llvm::Module& module = *b.GetInsertBlock()->getModule();
-    auto callee = module.getOrInsertFunction("xlite_cpu_ipow", llvm::FunctionType::get(b.getInt64Ty(), {b.getInt64Ty(), b.getInt64Ty()}, false));
+    auto callee = module.getOrInsertFunction(
+        "xlite_cpu_ipow", llvm::FunctionType::get(b.getInt64Ty(), {b.getInt64Ty(), b.getInt64Ty()}, false));
     return b.CreateCall(callee, {base, exponent});
   }
 

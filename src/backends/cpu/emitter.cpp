@@ -24,11 +24,11 @@
 namespace xlite::backends::cpu {
 namespace {
 using ir::AttrKey;
+using ir::BinaryOp;
+using ir::CompareOp;
 using ir::Instr;
 using ir::OpClass;
 using ir::OpId;
-using ir::BinaryOp;
-using ir::CompareOp;
 using ir::PredicateOp;
 using ir::ReduceOp;
 using ir::UnaryFloatOp;
@@ -87,7 +87,8 @@ class Emitter final : public codegen::ElementGenerator {
 
  private:
   // Notes a failure unless the status already holds one of this or an earlier instruction (KernelStatus).
-  void flag_failure(llvm::Value* bad, ElementFailure failure, llvm::Value* value, llvm::Value* size, int32_t instr) override {
+  void flag_failure(llvm::Value* bad, ElementFailure failure, llvm::Value* value, llvm::Value* size,
+                    int32_t instr) override {
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     auto* check = llvm::BasicBlock::Create(ctx_, "bad_value", fn);
     auto* fail = llvm::BasicBlock::Create(ctx_, "first_bad_value", fn);
@@ -277,7 +278,8 @@ class Emitter final : public codegen::ElementGenerator {
   // kColumnTile columns (each tile reads every row's kColumnTile contiguous elements), so the inner loop
   // still runs along contiguous columns. Without the blocks a float column of 2^25 ones summed to 2^24.
   static constexpr int64_t kColumnTile = 1024;
-  void emit_column_sums(DType dtype, int64_t rows, const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& element) {
+  void emit_column_sums(DType dtype, int64_t rows,
+                        const std::function<llvm::Value*(llvm::Value*, llvm::Value*)>& element) {
     llvm::Type* acc_type = value_type(dtype);
     llvm::Type* f64 = b_.getDoubleTy();
     llvm::BasicBlock& entry = body_fn_->getEntryBlock();
@@ -288,13 +290,16 @@ class Emitter final : public codegen::ElementGenerator {
     totals->setAlignment(llvm::Align(64));
     auto min = [&](llvm::Value* a, llvm::Value* c) { return b_.CreateSelect(b_.CreateICmpSLT(a, c), a, c); };
 
-    llvm::Value* tile_count = b_.CreateUDiv(b_.CreateAdd(b_.CreateSub(end_, begin_), i64c(kColumnTile - 1)), i64c(kColumnTile));
+    llvm::Value* tile_count =
+        b_.CreateUDiv(b_.CreateAdd(b_.CreateSub(end_, begin_), i64c(kColumnTile - 1)), i64c(kColumnTile));
     Loop tile = open_loop(i64c(0), tile_count, "tile");
     llvm::Value* first = b_.CreateAdd(begin_, b_.CreateMul(tile.iv, i64c(kColumnTile)));
     llvm::Value* width = min(b_.CreateSub(end_, first), i64c(kColumnTile));
     // Zero bits are 0.0 in both types.
     auto clear = [&](llvm::AllocaInst* buffer, llvm::Type* type) {
-      b_.CreateMemSet(buffer, b_.getInt8(0), b_.CreateMul(width, i64c(static_cast<int64_t>(type->getPrimitiveSizeInBits() / 8))), llvm::Align(64));
+      b_.CreateMemSet(buffer, b_.getInt8(0),
+                      b_.CreateMul(width, i64c(static_cast<int64_t>(type->getPrimitiveSizeInBits() / 8))),
+                      llvm::Align(64));
     };
     clear(partials, acc_type);
     clear(totals, f64);
@@ -436,28 +441,39 @@ class Emitter final : public codegen::ElementGenerator {
   // insertion point. Returns the value to store: the result rounded to the root's dtype, or for an
   // arg reduction the index. Values generated inside the loop are forgotten after it.
   // `contiguous`: element r + 1 follows element r in the input's last dim (the loop can vectorise).
-  llvm::Value* emit_reduction(const Instr& root, int64_t count, bool contiguous, const std::function<Index*(llvm::Value*)>& input_index) {
+  llvm::Value* emit_reduction(const Instr& root, int64_t count, bool contiguous,
+                              const std::function<Index*(llvm::Value*)>& input_index) {
     const int32_t input = root.operands[0];
     const DType in_dtype = g_.instrs[input].dtype;
     const bool arg = ir::op_info(root.op).cls == OpClass::ArgReduce;
     llvm::Type* acc_type = value_type(is_floating(in_dtype) && in_dtype != DType::f64 ? DType::f32 : in_dtype);
     const bool fp = is_floating(in_dtype);
     if (fp && root.op == OpId::reduce_sum)
-      return rounded(emit_float_sum(input, acc_type, count, contiguous ? kSumBlock : kSumChain, input_index), root.dtype);
-    llvm::Value* init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0);  // argmax, argmin
+      return rounded(emit_float_sum(input, acc_type, count, contiguous ? kSumBlock : kSumChain, input_index),
+                     root.dtype);
+    llvm::Value* init =
+        fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0);  // argmax, argmin
     if (!arg) switch (ir::reduce_op(root.op)) {
-      case ReduceOp::reduce_sum: init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0); break;
-      case ReduceOp::reduce_prod: init = fp ? llvm::ConstantFP::get(acc_type, 1.0) : llvm::ConstantInt::get(acc_type, 1); break;
-      case ReduceOp::reduce_max:
-        init = fp ? llvm::ConstantFP::getInfinity(acc_type, true)
-                  : (is_unsigned(in_dtype) ? llvm::ConstantInt::get(acc_type, 0) : llvm::ConstantInt::get(acc_type, llvm::APInt::getSignedMinValue(acc_type->getIntegerBitWidth())));
-        break;
-      case ReduceOp::reduce_min:
-        init = fp ? llvm::ConstantFP::getInfinity(acc_type, false)
-                  : (is_unsigned(in_dtype) ? llvm::ConstantInt::get(acc_type, llvm::APInt::getMaxValue(acc_type->getIntegerBitWidth()))
-                                           : llvm::ConstantInt::get(acc_type, llvm::APInt::getSignedMaxValue(acc_type->getIntegerBitWidth())));
-        break;
-    }
+        case ReduceOp::reduce_sum:
+          init = fp ? llvm::ConstantFP::get(acc_type, 0.0) : llvm::ConstantInt::get(acc_type, 0);
+          break;
+        case ReduceOp::reduce_prod:
+          init = fp ? llvm::ConstantFP::get(acc_type, 1.0) : llvm::ConstantInt::get(acc_type, 1);
+          break;
+        case ReduceOp::reduce_max:
+          init = fp ? llvm::ConstantFP::getInfinity(acc_type, true)
+                    : (is_unsigned(in_dtype) ? llvm::ConstantInt::get(acc_type, 0)
+                                             : llvm::ConstantInt::get(acc_type, llvm::APInt::getSignedMinValue(
+                                                                                    acc_type->getIntegerBitWidth())));
+          break;
+        case ReduceOp::reduce_min:
+          init = fp ? llvm::ConstantFP::getInfinity(acc_type, false)
+                    : (is_unsigned(in_dtype)
+                           ? llvm::ConstantInt::get(acc_type, llvm::APInt::getMaxValue(acc_type->getIntegerBitWidth()))
+                           : llvm::ConstantInt::get(acc_type,
+                                                    llvm::APInt::getSignedMaxValue(acc_type->getIntegerBitWidth())));
+          break;
+      }
 
     llvm::BasicBlock* before_inner = b_.GetInsertBlock();
     Loop inner = open_loop(i64c(0), i64c(count), "r");
@@ -480,41 +496,45 @@ class Emitter final : public codegen::ElementGenerator {
     llvm::FastMathFlags reassoc;
     reassoc.setAllowReassoc();
     if (!arg) switch (ir::reduce_op(root.op)) {
-      case ReduceOp::reduce_sum:  // integers here: floating sums are emit_float_sum's
-      case ReduceOp::reduce_prod: {
-        // Reassociation lets the loop vectoriser split the accumulator across lanes.
-        llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
-        b_.setFastMathFlags(reassoc);
-        if (root.op == OpId::reduce_sum) next = b_.CreateAdd(acc, v);
-        else next = fp ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
-        break;
-      }
-      case ReduceOp::reduce_max:
-      case ReduceOp::reduce_min: {
-        const bool is_max = root.op == OpId::reduce_max;
-        if (fp) {
-          // maxnum/minnum reductions vectorise; they skip NaN, so NaN is tracked by a separate
-          // or-reduction and applied after the loop (NaN propagates, like the oracle).
+        case ReduceOp::reduce_sum:  // integers here: floating sums are emit_float_sum's
+        case ReduceOp::reduce_prod: {
+          // Reassociation lets the loop vectoriser split the accumulator across lanes.
           llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
-          llvm::FastMathFlags no_nans;
-          no_nans.setNoNaNs();
-          no_nans.setNoSignedZeros();
-          b_.setFastMathFlags(no_nans);
-          next = b_.CreateBinaryIntrinsic(is_max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, acc, v);
-          b_.clearFastMathFlags();
-          // The largest magnitude bit pattern, an integer max that vectorises well: above the bits of
-          // infinity means a NaN was seen.
-          llvm::Type* bits_type = b_.getIntNTy(acc_type->getPrimitiveSizeInBits());
-          llvm::Value* magnitude = b_.CreateAnd(b_.CreateBitCast(v, bits_type), llvm::APInt::getSignedMaxValue(bits_type->getIntegerBitWidth()));
-          nan_seen->addIncoming(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, nan_seen, magnitude), b_.GetInsertBlock());
-        } else {
-          auto id = is_max ? (is_unsigned(in_dtype) ? llvm::Intrinsic::umax : llvm::Intrinsic::smax)
-                           : (is_unsigned(in_dtype) ? llvm::Intrinsic::umin : llvm::Intrinsic::smin);
-          next = b_.CreateBinaryIntrinsic(id, acc, v);
+          b_.setFastMathFlags(reassoc);
+          if (root.op == OpId::reduce_sum)
+            next = b_.CreateAdd(acc, v);
+          else
+            next = fp ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
+          break;
         }
-        break;
+        case ReduceOp::reduce_max:
+        case ReduceOp::reduce_min: {
+          const bool is_max = root.op == OpId::reduce_max;
+          if (fp) {
+            // maxnum/minnum reductions vectorise; they skip NaN, so NaN is tracked by a separate
+            // or-reduction and applied after the loop (NaN propagates, like the oracle).
+            llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+            llvm::FastMathFlags no_nans;
+            no_nans.setNoNaNs();
+            no_nans.setNoSignedZeros();
+            b_.setFastMathFlags(no_nans);
+            next = b_.CreateBinaryIntrinsic(is_max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, acc, v);
+            b_.clearFastMathFlags();
+            // The largest magnitude bit pattern, an integer max that vectorises well: above the bits of
+            // infinity means a NaN was seen.
+            llvm::Type* bits_type = b_.getIntNTy(acc_type->getPrimitiveSizeInBits());
+            llvm::Value* magnitude = b_.CreateAnd(b_.CreateBitCast(v, bits_type),
+                                                  llvm::APInt::getSignedMaxValue(bits_type->getIntegerBitWidth()));
+            nan_seen->addIncoming(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, nan_seen, magnitude),
+                                  b_.GetInsertBlock());
+          } else {
+            auto id = is_max ? (is_unsigned(in_dtype) ? llvm::Intrinsic::umax : llvm::Intrinsic::smax)
+                             : (is_unsigned(in_dtype) ? llvm::Intrinsic::umin : llvm::Intrinsic::smin);
+            next = b_.CreateBinaryIntrinsic(id, acc, v);
+          }
+          break;
+        }
       }
-    }
     if (arg) {  // the first extreme value; NaN counts as extreme
       llvm::Value* first = b_.CreateICmpEQ(inner.iv, i64c(0));
       llvm::Value* better;

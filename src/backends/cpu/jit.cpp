@@ -84,14 +84,15 @@ Jit::Jit() : state_(std::make_unique<State>()) {
   state_->jit = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(), "creating the JIT");
   // libm and the process's own helpers resolve from the running process.
   auto& main = state_->jit->getMainJITDylib();
-  main.addGenerator(take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                             state_->layout.getGlobalPrefix()),
-                         "opening the process symbols"));
+  main.addGenerator(
+      take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(state_->layout.getGlobalPrefix()),
+           "opening the process symbols"));
   // Helpers of our own are not exported by the executable, so they are given by address.
   llvm::orc::SymbolMap helpers;
   helpers[state_->jit->mangleAndIntern("xlite_cpu_ipow")] = {llvm::orc::ExecutorAddr::fromPtr(&xlite_cpu_ipow),
                                                              llvm::JITSymbolFlags::Exported};
-  if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(helpers)))) fail("defining helper symbols", std::move(error));
+  if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(helpers))))
+    fail("defining helper symbols", std::move(error));
   State* state = state_.get();
   state_->jit->getObjTransformLayer().setTransform(
       [state](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
@@ -105,7 +106,8 @@ const std::string& Jit::triple() const { return state_->triple; }
 
 int64_t Jit::modules_alive() const { return state_->modules_alive.load(); }
 
-JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context, const std::string& entry) {
+JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
+                 const std::string& entry) {
   std::lock_guard lock(state_->mutex);
   module->setDataLayout(state_->layout);
   module->setTargetTriple(state_->triple);
@@ -134,7 +136,8 @@ JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLV
   // Every module goes into the main dylib under a tracker of its own, so that its code can be removed.
   llvm::orc::JITDylib& dylib = state_->jit->getMainJITDylib();
   auto resources = std::make_shared<ModuleResources>(dylib.createResourceTracker(), &state_->modules_alive);
-  if (auto error = state_->jit->addIRModule(resources->tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+  if (auto error = state_->jit->addIRModule(resources->tracker,
+                                            llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
     fail("adding a module", std::move(error));
   auto address = take(state_->jit->lookup(dylib, entry), "looking up the kernel");
   return JitCode{address.toPtr<void*>(), state_->last_object_bytes, std::move(resources)};

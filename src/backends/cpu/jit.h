@@ -20,7 +20,8 @@ class Jit {
  public:
   static Jit& instance();
   // Optimises the module for the host and adds it; `entry` must be a name no other live module defines.
-  JitCode add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context, const std::string& entry);
+  JitCode add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
+              const std::string& entry);
   int64_t modules_alive() const;
   const llvm::DataLayout& data_layout() const;
   const std::string& triple() const;

@@ -27,7 +27,7 @@ struct KernelStatus {
   int64_t failed = 0;  // a KernelFailure
   int64_t value = 0;
   int64_t size = 0;
-  int64_t instr = 0;   // the region instruction that failed
+  int64_t instr = 0;  // the region instruction that failed
   KernelFailure failure() const { return static_cast<KernelFailure>(failed); }
 };
 

@@ -21,7 +21,8 @@ void check(dnnl_status_t status, const char* op, const char* what) {
   if (status == dnnl_success) return;
   if (status == dnnl_out_of_memory) throw Error(std::string("[") + op + "] out of memory in oneDNN's " + what);
   // Any other status means xlite handed oneDNN something it should not have.
-  XLITE_FAIL(std::string("[") + op + "] oneDNN " + what + " failed with status " + std::to_string(static_cast<int>(status)));
+  XLITE_FAIL(std::string("[") + op + "] oneDNN " + what + " failed with status " +
+             std::to_string(static_cast<int>(status)));
 }
 
 // One CPU engine and stream for the process; oneDNN runs its own OpenMP threads inside.
@@ -148,17 +149,21 @@ std::shared_ptr<Matmul::Choice> choice_for(const Shape& a, const std::vector<int
 }
 }  // namespace
 
-Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides)
+Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b,
+               const std::vector<int64_t>& b_strides)
     : Primitive("matmul") {
   const int r = static_cast<int>(a.size());
-  if (r < 2 || r > DNNL_MAX_NDIMS || b.size() != a.size() || a_strides.size() != a.size() || b_strides.size() != b.size())
-    throw Error("[matmul] operands " + shape_str(a) + " and " + shape_str(b) + " are not batches of matrices of one rank");
+  if (r < 2 || r > DNNL_MAX_NDIMS || b.size() != a.size() || a_strides.size() != a.size() ||
+      b_strides.size() != b.size())
+    throw Error("[matmul] operands " + shape_str(a) + " and " + shape_str(b) +
+                " are not batches of matrices of one rank");
   auto sa = sgemm_operand(a, a_strides), sb = sgemm_operand(b, b_strides);
   // With a short K (a classifier's 10 classes), sgemm ran 10x slower than the primitive in a training
   // step, while a lone call looked fine; the primitive is as fast there.
   if (sa && sb && !sb->transposed && a[r - 1] >= 64) {
-    sgemm_ = Sgemm{sa->transposed, a[r - 2], b[r - 1], a[r - 1], sa->ld, sb->ld, numel(Shape(a.begin(), a.end() - 2)),
-                   sa->batch_stride, sb->batch_stride};
+    sgemm_ = Sgemm{
+        sa->transposed,   a[r - 2],        b[r - 1], a[r - 1], sa->ld, sb->ld, numel(Shape(a.begin(), a.end() - 2)),
+        sa->batch_stride, sb->batch_stride};
     // batch * m * n counts the output's elements, which fits (ir/sizes.h); times k it may not, and a
     // product past 64 bits is certainly large.
     const auto work = ir::checked_mul(sgemm_->batch * sgemm_->m * sgemm_->n, sgemm_->k);
@@ -203,8 +208,10 @@ void Matmul::run(const float* a, const float* b, float* out) const {
     use_sgemm = choice_->runs[0] <= choice_->runs[1];
   }
   const int64_t started = now_ns();
-  if (use_sgemm) run_sgemm(a, b, out);
-  else Primitive::run(a, b, out);
+  if (use_sgemm)
+    run_sgemm(a, b, out);
+  else
+    Primitive::run(a, b, out);
   const auto took = static_cast<double>(now_ns() - started);
   std::lock_guard lock(choice_->mutex);
   const int i = use_sgemm ? 0 : 1;
@@ -232,14 +239,17 @@ Conv2d::Conv2d(const ir::Instr& conv, const Shape& input, const Shape& weight) :
   dnnl_dims_t src_dims = {input[0], input[1], input[2], input[3]};
   dnnl_dims_t dst_dims = {conv.shape[0], conv.shape[1], conv.shape[2], conv.shape[3]};
   check(dnnl_memory_desc_init_by_tag(&state_->src, 4, src_dims, dnnl_f32, dnnl_nchw), "conv2d", "source descriptor");
-  check(dnnl_memory_desc_init_by_tag(&state_->dst, 4, dst_dims, dnnl_f32, dnnl_nchw), "conv2d", "destination descriptor");
+  check(dnnl_memory_desc_init_by_tag(&state_->dst, 4, dst_dims, dnnl_f32, dnnl_nchw), "conv2d",
+        "destination descriptor");
   if (groups == 1) {
     dnnl_dims_t w_dims = {weight[0], weight[1], weight[2], weight[3]};
-    check(dnnl_memory_desc_init_by_tag(&state_->weights, 4, w_dims, dnnl_f32, dnnl_oihw), "conv2d", "weight descriptor");
+    check(dnnl_memory_desc_init_by_tag(&state_->weights, 4, w_dims, dnnl_f32, dnnl_oihw), "conv2d",
+          "weight descriptor");
   } else {
     // Grouped weights are [groups, O / groups, C / groups, KH, KW]: the same bytes as [O, C / groups, KH, KW].
     dnnl_dims_t w_dims = {groups, weight[0] / groups, weight[1], weight[2], weight[3]};
-    check(dnnl_memory_desc_init_by_tag(&state_->weights, 5, w_dims, dnnl_f32, dnnl_goihw), "conv2d", "weight descriptor");
+    check(dnnl_memory_desc_init_by_tag(&state_->weights, 5, w_dims, dnnl_f32, dnnl_goihw), "conv2d",
+          "weight descriptor");
   }
   dnnl_dims_t strides = {stride[0], stride[1]};
   dnnl_dims_t dilates = {dilation[0] - 1, dilation[1] - 1};  // oneDNN counts the gaps, not the step
@@ -247,7 +257,8 @@ Conv2d::Conv2d(const ir::Instr& conv, const Shape& input, const Shape& weight) :
   dnnl_dims_t pad_r = {hi[0], hi[1]};
   dnnl_convolution_desc_t desc;
   check(dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &state_->src,
-                                                   &state_->weights, nullptr, &state_->dst, strides, dilates, pad_l, pad_r),
+                                                   &state_->weights, nullptr, &state_->dst, strides, dilates, pad_l,
+                                                   pad_r),
         "conv2d", "convolution descriptor");
   state_->create(&desc);
 }

@@ -12,7 +12,8 @@ llvm::Value* f(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.
 // instructions of separate multiplies and adds, and one rounding per step.
 llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
   llvm::Value* y = nullptr;
-  for (double c : coefficients) y = y ? b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {y, x, f(b, c)}) : f(b, c);
+  for (double c : coefficients)
+    y = y ? b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {y, x, f(b, c)}) : f(b, c);
   return y;
 }
 
@@ -32,8 +33,8 @@ llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b.CreateFMul(xc, f(b, 1.44269504088896341)));
   llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(n, f(b, 0.693359375)));
   r = b.CreateFSub(r, b.CreateFMul(n, f(b, -2.12194440e-4)));
-  llvm::Value* p = horner(b, r, {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                                 1.6666665459e-1, 5.0000001201e-1});
+  llvm::Value* p = horner(
+      b, r, {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1});
   p = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, b.CreateFMul(r, r)), r), f(b, 1.0));
   // Scale in two steps so that subnormal results and the edge of overflow are exact.
   llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
@@ -52,15 +53,15 @@ llvm::Value* log_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* bits = b.CreateBitCast(xs, b.getInt32Ty());
   llvm::Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(bits, 23), b.getInt32(0xff)), b.getInt32(126));
   e = b.CreateSelect(subnormal, b.CreateSub(e, b.getInt32(23)), e);
-  llvm::Value* m = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, b.getInt32(0x807fffff)), b.getInt32(0x3f000000)),
-                                   b.getFloatTy());
+  llvm::Value* m =
+      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, b.getInt32(0x807fffff)), b.getInt32(0x3f000000)), b.getFloatTy());
   llvm::Value* small = b.CreateFCmpOLT(m, f(b, 0.707106781186547524));
   e = b.CreateSelect(small, b.CreateSub(e, b.getInt32(1)), e);
   m = b.CreateSelect(small, b.CreateFSub(b.CreateFAdd(m, m), f(b, 1.0)), b.CreateFSub(m, f(b, 1.0)));
   llvm::Value* z = b.CreateFMul(m, m);
-  llvm::Value* y = horner(b, m, {7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
-                                 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
-                                 3.3333331174e-1});
+  llvm::Value* y = horner(b, m,
+                          {7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+                           -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1});
   y = b.CreateFMul(b.CreateFMul(y, m), z);
   llvm::Value* fe = b.CreateSIToFP(e, b.getFloatTy());
   y = b.CreateFAdd(y, b.CreateFMul(fe, f(b, -2.12194440e-4)));
@@ -80,8 +81,8 @@ llvm::Value* tanh_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* c = b.CreateSelect(b.CreateFCmpOGT(x, f(b, 7.9)), f(b, 7.9), x);
   c = b.CreateSelect(b.CreateFCmpOLT(c, f(b, -7.9)), f(b, -7.9), c);
   llvm::Value* z = b.CreateFMul(c, c);
-  llvm::Value* p = horner(b, z, {2.410574675e-11, -1.490648567e-08, 9.939276176e-06, 2.992107561e-03, 1.298491964e-01,
-                                 9.999999833e-01});
+  llvm::Value* p = horner(
+      b, z, {2.410574675e-11, -1.490648567e-08, 9.939276176e-06, 2.992107561e-03, 1.298491964e-01, 9.999999833e-01});
   llvm::Value* q = horner(b, z, {2.380882437e-04, 2.405313697e-02, 4.631823759e-01, 1.0});
   return b.CreateFDiv(b.CreateFMul(c, p), q);
 }
@@ -91,15 +92,17 @@ llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   // |x| >= 4: +-1 (erfc(4) is below half an ulp of 1). Both fits were made for relative error < 2e-7.
   llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   llvm::Value* z = b.CreateFMul(x, x);
-  llvm::Value* near = b.CreateFMul(
-      horner(b, z, {7.898115291027352e-05, -0.0008024327689781785, 0.005190050695091486, -0.026854807510972023,
-                    0.11283612251281738, -0.3761262893676758, 1.128379225730896}),
-      x);
+  llvm::Value* near =
+      b.CreateFMul(horner(b, z,
+                          {7.898115291027352e-05, -0.0008024327689781785, 0.005190050695091486, -0.026854807510972023,
+                           0.11283612251281738, -0.3761262893676758, 1.128379225730896}),
+                   x);
   llvm::Value* t = b.CreateFMul(b.CreateFSub(ax, f(b, 2.5)), f(b, 1.0 / 1.5));
-  llvm::Value* q = horner(b, t, {-3.3179312595166266e-05, 9.565895015839487e-05, -0.0001541316305520013,
-                                 0.00036971300141885877, -0.0010070918360725045, 0.002424292964860797,
-                                 -0.0055716331116855145, 0.012484594248235226, -0.02700497768819332,
-                                 0.056110888719558716, -0.11152104288339615, 0.21080635488033295});
+  llvm::Value* q =
+      horner(b, t,
+             {-3.3179312595166266e-05, 9.565895015839487e-05, -0.0001541316305520013, 0.00036971300141885877,
+              -0.0010070918360725045, 0.002424292964860797, -0.0055716331116855145, 0.012484594248235226,
+              -0.02700497768819332, 0.056110888719558716, -0.11152104288339615, 0.21080635488033295});
   llvm::Value* far = b.CreateFSub(f(b, 1.0), b.CreateFMul(exp_f32(b, b.CreateFNeg(z)), q));
   far = b.CreateSelect(b.CreateFCmpOGE(ax, f(b, 4.0)), f(b, 1.0), far);
   far = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, far, x);
@@ -110,15 +113,16 @@ llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
 namespace {
 // 2/pi as 32-bit words, most significant first, after 128 zero bits so that a window may start before
 // the binary point.
-constexpr uint32_t kTwoOverPi[20] = {0, 0, 0, 0, 0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041,
-                                     0xfe5163ab, 0xdebbc561, 0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c,
-                                     0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484};
+constexpr uint32_t kTwoOverPi[20] = {0,          0,          0,          0,          0xa2f9836e, 0x4e441529, 0xfc2757d1,
+                                     0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561, 0xb7246e3a, 0x424dd2e0,
+                                     0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484};
 
 llvm::Value* d(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.getDoubleTy(), v); }
 
 llvm::Value* horner_d(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
   llvm::Value* y = nullptr;
-  for (double c : coefficients) y = y ? b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {y, x, d(b, c)}) : d(b, c);
+  for (double c : coefficients)
+    y = y ? b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {y, x, d(b, c)}) : d(b, c);
   return y;
 }
 }  // namespace
@@ -150,10 +154,11 @@ llvm::Value* trig_f32(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x
     llvm::Value* at = b.CreateGEP(table_type, table, {b.getInt32(0), b.CreateAdd(word, b.getInt32(k))});
     window = b.CreateOr(window, b.CreateShl(b.CreateZExt(b.CreateLoad(i32, at), i128), 32 * (3 - k)));
   }
-  window = b.CreateLShr(b.CreateShl(window, shift), 32);  // the top 96 bits
+  window = b.CreateLShr(b.CreateShl(window, shift), 32);                     // the top 96 bits
   llvm::Value* product = b.CreateMul(b.CreateZExt(mantissa, i128), window);  // x 2/pi in units of 2^-94
   llvm::Value* quadrant = b.CreateTrunc(b.CreateAnd(b.CreateLShr(product, 94), llvm::ConstantInt::get(i128, 3)), i64);
-  llvm::Value* high = b.CreateTrunc(b.CreateAnd(b.CreateLShr(product, 41), llvm::ConstantInt::get(i128, (uint64_t{1} << 53) - 1)), i64);
+  llvm::Value* high =
+      b.CreateTrunc(b.CreateAnd(b.CreateLShr(product, 41), llvm::ConstantInt::get(i128, (uint64_t{1} << 53) - 1)), i64);
   llvm::Value* low = b.CreateTrunc(b.CreateAnd(product, llvm::ConstantInt::get(i128, (uint64_t{1} << 41) - 1)), i64);
   llvm::Value* f_high = b.CreateFMul(b.CreateUIToFP(high, b.getDoubleTy()), d(b, 0x1p-53));
   llvm::Value* f_low = b.CreateFMul(b.CreateUIToFP(low, b.getDoubleTy()), d(b, 0x1p-94));
@@ -168,10 +173,12 @@ llvm::Value* trig_f32(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x
   quadrant = b.CreateAnd(b.CreateSelect(small, b.getInt64(0), quadrant), b.getInt64(3));
   // Taylor series to r^13 and r^14: below 1e-11 for |r| <= pi/4.
   llvm::Value* r2 = b.CreateFMul(r, r);
-  llvm::Value* sin_r = b.CreateFMul(r, horner_d(b, r2, {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
-                                           1.0 / 120.0, -1.0 / 6.0, 1.0}));
-  llvm::Value* cos_r = horner_d(b, r2, {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0,
-                           1.0 / 24.0, -0.5, 1.0});
+  llvm::Value* sin_r = b.CreateFMul(r, horner_d(b, r2,
+                                                {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
+                                                 1.0 / 120.0, -1.0 / 6.0, 1.0}));
+  llvm::Value* cos_r = horner_d(
+      b, r2,
+      {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5, 1.0});
   auto pick = [&](llvm::Value* q0, llvm::Value* q1, llvm::Value* q2, llvm::Value* q3) {
     llvm::Value* v = b.CreateSelect(b.CreateICmpEQ(quadrant, b.getInt64(0)), q0, q3);
     v = b.CreateSelect(b.CreateICmpEQ(quadrant, b.getInt64(1)), q1, v);
@@ -188,7 +195,8 @@ llvm::Value* trig_f32(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x
   // Infinities and NaN give NaN; -0 keeps its sign for sin and tan.
   llvm::Value* not_finite = b.CreateICmpEQ(exponent, b.getInt32(255));
   result = b.CreateSelect(not_finite, llvm::ConstantFP::getNaN(b.getFloatTy()), result);
-  if (which != Trig::cos) result = b.CreateSelect(b.CreateFCmpOEQ(x, llvm::ConstantFP::get(b.getFloatTy(), 0.0)), x, result);
+  if (which != Trig::cos)
+    result = b.CreateSelect(b.CreateFCmpOEQ(x, llvm::ConstantFP::get(b.getFloatTy(), 0.0)), x, result);
   return result;
 }
 

@@ -10,7 +10,8 @@ namespace xlite::backends::cpu::math {
 
 inline double relative_error(float got, double want) {
   if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
-  if (std::isfinite(want) && std::fabs(want) > std::numeric_limits<float>::max()) want = want > 0 ? INFINITY : -INFINITY;
+  if (std::isfinite(want) && std::fabs(want) > std::numeric_limits<float>::max())
+    want = want > 0 ? INFINITY : -INFINITY;
   if (std::isinf(want)) return got == static_cast<float>(want) ? 0 : INFINITY;
   double scale = std::max(std::fabs(want), static_cast<double>(std::numeric_limits<float>::min()));
   return std::fabs(static_cast<double>(got) - want) / scale;

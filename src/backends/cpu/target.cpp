@@ -73,7 +73,8 @@ class KernelThunk final : public runtime::Thunk {
         body_(region.body),
         graph_instrs_(graph_instrs_of_body(region)),
         work_(numel(graph.instrs[region.root].shape)),
-        cost_(region.kind == RegionKind::Reduce ? numel(graph.instrs[graph.instrs[region.root].operands[0]].shape) : work_) {}
+        cost_(region.kind == RegionKind::Reduce ? numel(graph.instrs[graph.instrs[region.root].operands[0]].shape)
+                                                : work_) {}
 
   int64_t code_bytes() const { return kernel_.code_bytes; }
 
@@ -134,8 +135,8 @@ class MatmulThunk final : public runtime::Thunk {
     const auto& views = region.operand_views;
     // With an empty dim there is nothing to multiply: zeros (or nothing), no library call.
     if (numel(a) == 0 || numel(b) == 0 || numel(root.shape) == 0) return;
-    XLITE_CHECK(views.size() == 2 && views[0] && views[1],
-                "[cpu] a matmul operand of %" + std::to_string(region.root) + " is neither computed nor a view of a computed value");
+    XLITE_CHECK(views.size() == 2 && views[0] && views[1], "[cpu] a matmul operand of %" + std::to_string(region.root) +
+                                                               " is neither computed nor a view of a computed value");
     view_a_ = *views[0];
     view_b_ = *views[1];
     input_a_ = input_position(region, view_a_.base);
@@ -145,7 +146,8 @@ class MatmulThunk final : public runtime::Thunk {
 
   std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
     if (matmul_)
-      matmul_->run(inputs[input_a_]->as<float>() + view_a_.offset, inputs[input_b_]->as<float>() + view_b_.offset, (*out)->as<float>());
+      matmul_->run(inputs[input_a_]->as<float>() + view_a_.offset, inputs[input_b_]->as<float>() + view_b_.offset,
+                   (*out)->as<float>());
     else if (bytes_ > 0)
       std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));
     return std::nullopt;
@@ -167,12 +169,15 @@ class ConvThunk final : public runtime::Thunk {
     input_ = input_position(region, root.operands[0]);
     weight_ = input_position(region, root.operands[1]);
     // With no input channels (or an empty batch) the sums are empty: zeros, no library call.
-    if (numel(root.shape) > 0 && numel(input) > 0 && numel(weight) > 0) conv_ = std::make_shared<Conv2d>(root, input, weight);
+    if (numel(root.shape) > 0 && numel(input) > 0 && numel(weight) > 0)
+      conv_ = std::make_shared<Conv2d>(root, input, weight);
   }
 
   std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
-    if (conv_) conv_->run(inputs[input_]->as<float>(), inputs[weight_]->as<float>(), (*out)->as<float>());
-    else if (bytes_ > 0) std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));
+    if (conv_)
+      conv_->run(inputs[input_]->as<float>(), inputs[weight_]->as<float>(), (*out)->as<float>());
+    else if (bytes_ > 0)
+      std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));
     return std::nullopt;
   }
 
@@ -187,7 +192,9 @@ class ConvThunk final : public runtime::Thunk {
 class FallbackThunk final : public runtime::Thunk {
  public:
   FallbackThunk(const ir::Graph& graph, const Region& region)
-      : evaluator_(reference::compile(region.body)), root_(region.root), bytes_(compiler::value_bytes(graph.instrs[region.root])) {}
+      : evaluator_(reference::compile(region.body)),
+        root_(region.root),
+        bytes_(compiler::value_bytes(graph.instrs[region.root])) {}
 
   std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
     std::vector<BufferPtr> arguments;

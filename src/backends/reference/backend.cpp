@@ -36,8 +36,9 @@ class ReferenceExecutable final : public runtime::Executable {
 
   // The oracle never reuses argument buffers: it is the plain semantics that donation must match.
   std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const runtime::Donation>) override {
-    XLITE_CHECK(static_cast<int64_t>(args.size()) == graph_.num_parameters,
-                "[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
+    XLITE_CHECK(
+        static_cast<int64_t>(args.size()) == graph_.num_parameters,
+        "[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
     const KernelTable& table = kernels();
     std::vector<Value> values(graph_.instrs.size());
     std::vector<const Value*> operands;
@@ -47,8 +48,8 @@ class ReferenceExecutable final : public runtime::Executable {
         const BufferPtr& arg = args[ir::ParameterAttrs::of(instr.attrs).index];
         int64_t n = numel(instr.shape);
         if (arg->bytes() < static_cast<size_t>(n * dtype_size(instr.dtype)))
-          XLITE_FAIL("[run] argument " + std::to_string(ir::ParameterAttrs::of(instr.attrs).index) + " is smaller than its type " +
-                     shape_str(instr.shape));
+          XLITE_FAIL("[run] argument " + std::to_string(ir::ParameterAttrs::of(instr.attrs).index) +
+                     " is smaller than its type " + shape_str(instr.shape));
         values[i] = Value{arg, instr.shape, instr.dtype, n};
       } else {
         operands.clear();

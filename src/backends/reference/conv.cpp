@@ -28,7 +28,8 @@ void conv2d(const ir::Instr& instr, std::span<const Value* const> in, Value& out
                 int64_t yi = y * stride[0] - pad[0] + i * dilation[0];
                 int64_t xi = xo * stride[1] - pad[1] + j * dilation[1];
                 if (yi < 0 || yi >= h || xi < 0 || xi >= wd) continue;
-                acc += load_f(x, ((b * c + g * cg + ic) * h + yi) * wd + xi) * load_f(w, ((oc * cg + ic) * kh + i) * kw + j);
+                acc += load_f(x, ((b * c + g * cg + ic) * h + yi) * wd + xi) *
+                       load_f(w, ((oc * cg + ic) * kh + i) * kw + j);
               }
           store_f(out, ((b * o + oc) * oh + y) * ow + xo, acc);
         }

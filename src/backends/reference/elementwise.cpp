@@ -22,8 +22,10 @@ bool is_float_value(const Value& v) { return is_floating(v.dtype); }
 
 void constant(const ir::Instr& instr, std::span<const Value* const>, Value& out) {
   double value = ir::ConstantAttrs::of(instr.attrs).value;
-  if (is_floating(out.dtype)) store_f(out, 0, value);
-  else store_i(out, 0, static_cast<int64_t>(value));
+  if (is_floating(out.dtype))
+    store_f(out, 0, value);
+  else
+    store_i(out, 0, static_cast<int64_t>(value));
 }
 
 void iota(const ir::Instr& instr, std::span<const Value* const>, Value& out) {
@@ -53,12 +55,16 @@ void rng(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
 void convert(const ir::Instr&, std::span<const Value* const> in, Value& out) {
   const Value& x = *in[0];
   for (int64_t i = 0; i < out.numel; ++i) {
-    if (is_float_value(x)) store_f(out, i, load_f(x, i));
-    else store_i(out, i, load_i(x, i));
+    if (is_float_value(x))
+      store_f(out, i, load_f(x, i));
+    else
+      store_i(out, i, load_i(x, i));
   }
 }
 
-[[noreturn]] void no_case(OpId op) { XLITE_FAIL("[reference] no scalar semantics for " + std::string(ir::op_name(op))); }
+[[noreturn]] void no_case(OpId op) {
+  XLITE_FAIL("[reference] no scalar semantics for " + std::string(ir::op_name(op)));
+}
 
 // Ops of class Unary apply to every dtype, UnaryFloat ones to floating dtypes only.
 double unary_float(OpId op, double x) {
@@ -84,8 +90,7 @@ double unary_float(OpId op, double x) {
     case UnaryFloatOp::tanh: return std::tanh(x);
     case UnaryFloatOp::sigmoid: return 1.0 / (1.0 + std::exp(-x));
     case UnaryFloatOp::gelu: return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752));
-    case UnaryFloatOp::gelu_tanh:
-      return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+    case UnaryFloatOp::gelu_tanh: return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
     case UnaryFloatOp::silu: return x / (1.0 + std::exp(-x));
     case UnaryFloatOp::erf: return std::erf(x);
     case UnaryFloatOp::floor: return std::floor(x);
@@ -110,8 +115,10 @@ int64_t unary_int(OpId op, int64_t x) {
 void unary(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
   const Value& x = *in[0];
   for (int64_t i = 0; i < out.numel; ++i) {
-    if (is_float_value(x)) store_f(out, i, unary_float(instr.op, load_f(x, i)));
-    else store_i(out, i, unary_int(instr.op, load_i(x, i)));
+    if (is_float_value(x))
+      store_f(out, i, unary_float(instr.op, load_f(x, i)));
+    else
+      store_i(out, i, unary_int(instr.op, load_i(x, i)));
   }
 }
 
@@ -150,8 +157,8 @@ int64_t int_pow(const ir::Instr& instr, int64_t base, int64_t exponent) {
   if (exponent < 0) {
     if (base == 1) return 1;
     if (base == -1) return exponent % 2 == 0 ? 1 : -1;
-    kernel_error(instr, "integers to negative integer powers are not allowed (exponent " +
-                            std::to_string(exponent) + ")");
+    kernel_error(instr,
+                 "integers to negative integer powers are not allowed (exponent " + std::to_string(exponent) + ")");
   }
   uint64_t result = 1, b = static_cast<uint64_t>(base);
   for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1, b *= b)
@@ -184,8 +191,10 @@ void binary(const ir::Instr& instr, std::span<const Value* const> in, Value& out
   const Value& a = *in[0];
   const Value& b = *in[1];
   for (int64_t i = 0; i < out.numel; ++i) {
-    if (is_float_value(a)) store_f(out, i, binary_float(instr.op, load_f(a, i), load_f(b, i)));
-    else store_i(out, i, binary_int(instr, load_i(a, i), load_i(b, i)));
+    if (is_float_value(a))
+      store_f(out, i, binary_float(instr.op, load_f(a, i), load_f(b, i)));
+    else
+      store_i(out, i, binary_int(instr, load_i(a, i), load_i(b, i)));
   }
 }
 
@@ -249,11 +258,20 @@ void register_elementwise_kernels(KernelTable& table) {
       case ir::OpClass::Random: table[i] = rng; break;
       case ir::OpClass::Convert: table[i] = convert; break;
       case ir::OpClass::Leaf:  // constant and iota below; parameters are bound, not computed
-      case ir::OpClass::Reduce: case ir::OpClass::ArgReduce: case ir::OpClass::Reshape: case ir::OpClass::Transpose:
-      case ir::OpClass::Broadcast: case ir::OpClass::Slice: case ir::OpClass::Concat: case ir::OpClass::Pad:
-      case ir::OpClass::Flip: case ir::OpClass::Gather: case ir::OpClass::IndexSelect: case ir::OpClass::ScatterAdd:
-      case ir::OpClass::Dot: case ir::OpClass::Conv:
-        break;  // registered by their own files
+      case ir::OpClass::Reduce:
+      case ir::OpClass::ArgReduce:
+      case ir::OpClass::Reshape:
+      case ir::OpClass::Transpose:
+      case ir::OpClass::Broadcast:
+      case ir::OpClass::Slice:
+      case ir::OpClass::Concat:
+      case ir::OpClass::Pad:
+      case ir::OpClass::Flip:
+      case ir::OpClass::Gather:
+      case ir::OpClass::IndexSelect:
+      case ir::OpClass::ScatterAdd:
+      case ir::OpClass::Dot:
+      case ir::OpClass::Conv: break;  // registered by their own files
     }
   }
   table[static_cast<int>(OpId::constant)] = constant;

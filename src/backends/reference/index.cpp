@@ -12,8 +12,8 @@ using ir::OpId;
 int64_t checked_index(const ir::Instr& instr, const Value& index, int64_t i, int64_t dim, int64_t size) {
   int64_t v = load_i(index, i);
   if (v < 0 || v >= size)
-    kernel_error(instr, "index " + std::to_string(v) + " is out of range for dim " + std::to_string(dim) +
-                            " of size " + std::to_string(size));
+    kernel_error(instr, "index " + std::to_string(v) + " is out of range for dim " + std::to_string(dim) + " of size " +
+                            std::to_string(size));
   return v;
 }
 
@@ -32,8 +32,12 @@ void select_along(const ir::Instr& instr, std::span<const Value* const> in, Valu
   }
 }
 
-void gather(const ir::Instr& instr, std::span<const Value* const> in, Value& out) { select_along(instr, in, out, true); }
-void index_select(const ir::Instr& instr, std::span<const Value* const> in, Value& out) { select_along(instr, in, out, false); }
+void gather(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
+  select_along(instr, in, out, true);
+}
+void index_select(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
+  select_along(instr, in, out, false);
+}
 
 void scatter_add(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
   const Value& x = *in[0];
@@ -47,8 +51,11 @@ void scatter_add(const ir::Instr& instr, std::span<const Value* const> in, Value
     unravel(i, idx.shape, index);
     index[dim] = checked_index(instr, idx, i, dim, x.shape[dim]);
     int64_t o = ravel(index, strides);
-    if (is_floating(x.dtype)) store_f(out, o, load_f(out, o) + load_f(src, i));
-    else store_i(out, o, static_cast<int64_t>(static_cast<uint64_t>(load_i(out, o)) + static_cast<uint64_t>(load_i(src, i))));
+    if (is_floating(x.dtype))
+      store_f(out, o, load_f(out, o) + load_f(src, i));
+    else
+      store_i(out, o,
+              static_cast<int64_t>(static_cast<uint64_t>(load_i(out, o)) + static_cast<uint64_t>(load_i(src, i))));
   }
 }
 
@@ -66,12 +73,16 @@ void dot(const ir::Instr&, std::span<const Value* const> in, Value& out) {
         uint64_t iacc = 0;
         for (int64_t p = 0; p < k; ++p) {
           int64_t ai = (bi * m + i) * k + p, bj = (bi * k + p) * n + j;
-          if (floating) acc += load_f(a, ai) * load_f(b, bj);
-          else iacc += static_cast<uint64_t>(load_i(a, ai)) * static_cast<uint64_t>(load_i(b, bj));
+          if (floating)
+            acc += load_f(a, ai) * load_f(b, bj);
+          else
+            iacc += static_cast<uint64_t>(load_i(a, ai)) * static_cast<uint64_t>(load_i(b, bj));
         }
         int64_t o = (bi * m + i) * n + j;
-        if (floating) store_f(out, o, acc);
-        else store_i(out, o, static_cast<int64_t>(iacc));
+        if (floating)
+          store_f(out, o, acc);
+        else
+          store_i(out, o, static_cast<int64_t>(iacc));
       }
     }
   }

@@ -80,8 +80,10 @@ void pad(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
   const auto& lo = ir::PadAttrs::of(instr.attrs).lo;
   double value = ir::PadAttrs::of(instr.attrs).value;
   for (int64_t o = 0; o < out.numel; ++o) {
-    if (is_floating(out.dtype)) store_f(out, o, value);
-    else store_i(out, o, static_cast<int64_t>(value));
+    if (is_floating(out.dtype))
+      store_f(out, o, value);
+    else
+      store_i(out, o, static_cast<int64_t>(value));
   }
   std::vector<int64_t> out_strides = strides_of(out.shape);
   std::vector<int64_t> index;

@@ -104,8 +104,10 @@ void reduce(const ir::Instr& instr, std::span<const Value* const> in, Value& out
   const Value& x = *in[0];
   const Folds folds = folds_of(x.shape, ir::ReduceAttrs::of(instr.attrs).dims);
   for (int64_t o = 0; o < out.numel; ++o) {
-    if (is_floating(x.dtype)) store_f(out, o, fold_floats(instr.op, x, folds.bases[o], folds.offsets));
-    else store_i(out, o, fold_integers(instr.op, x, folds.bases[o], folds.offsets));
+    if (is_floating(x.dtype))
+      store_f(out, o, fold_floats(instr.op, x, folds.bases[o], folds.offsets));
+    else
+      store_i(out, o, fold_integers(instr.op, x, folds.bases[o], folds.offsets));
   }
 }
 

@@ -36,10 +36,14 @@ void store_f(const Value& v, int64_t i, double x) {
     case DType::bool_: static_cast<uint8_t*>(p)[i] = x != 0; return;
     default: {
       int64_t as_int = 0;
-      if (std::isnan(x)) as_int = 0;
-      else if (x >= 9.2233720368547758e18) as_int = std::numeric_limits<int64_t>::max();
-      else if (x <= -9.2233720368547758e18) as_int = std::numeric_limits<int64_t>::min();
-      else as_int = static_cast<int64_t>(x);
+      if (std::isnan(x))
+        as_int = 0;
+      else if (x >= 9.2233720368547758e18)
+        as_int = std::numeric_limits<int64_t>::max();
+      else if (x <= -9.2233720368547758e18)
+        as_int = std::numeric_limits<int64_t>::min();
+      else
+        as_int = static_cast<int64_t>(x);
       store_i(v, i, as_int);
     }
   }

@@ -31,7 +31,8 @@ std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
   try {
     auto result = backends::reference::compile(g)->run({});
     double value = read_element_f64(result[0]->data(), instr.dtype, 0);
-    if (!is_floating(instr.dtype) && std::fabs(value) > 9007199254740992.0) return std::nullopt;  // not exact in a double
+    if (!is_floating(instr.dtype) && std::fabs(value) > 9007199254740992.0)
+      return std::nullopt;  // not exact in a double
     return value;
   } catch (const Error&) {
     return std::nullopt;

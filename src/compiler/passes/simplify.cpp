@@ -49,7 +49,8 @@ std::optional<int32_t> identity_of(const Rewriter& rw, const Instr& instr) {
       break;
     case OpId::logical_not:
       // not(not x) is x only for bool x; for numbers it is x != 0.
-      if (operand(0).op == instr.op && rw.at(operand(0).operands[0]).dtype == DType::bool_) return operand(0).operands[0];
+      if (operand(0).op == instr.op && rw.at(operand(0).operands[0]).dtype == DType::bool_)
+        return operand(0).operands[0];
       break;
     case OpId::reshape:
     case OpId::convert:
@@ -77,8 +78,7 @@ std::optional<int32_t> identity_of(const Rewriter& rw, const Instr& instr) {
         }
       }
       break;
-    default:
-      break;
+    default: break;
   }
   return std::nullopt;
 }
@@ -91,8 +91,7 @@ std::optional<Instr> composed(const Rewriter& rw, const Instr& instr) {
   Instr merged = instr;
   merged.operands = inner.operands;
   switch (instr.op) {
-    case OpId::reshape:
-      return merged;
+    case OpId::reshape: return merged;
     case OpId::transpose: {
       const auto outer = ir::TransposeAttrs::of(instr.attrs).perm;
       const auto first = ir::TransposeAttrs::of(inner.attrs).perm;
@@ -109,8 +108,7 @@ std::optional<Instr> composed(const Rewriter& rw, const Instr& instr) {
       merged.attrs = ir::BroadcastAttrs{.shape = outer.shape, .dims = dims}.to_attrs();
       return merged;
     }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
