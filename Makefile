@@ -50,7 +50,7 @@ format: deps
 format-check: deps
 	$(FORMAT_FILES) | xargs clang-format-19 --dry-run -Werror
 
-test: test-release test-asan test-tsan
+test: format-check test-release test-asan test-tsan
 
 # libFuzzer on xlite::load (arbitrary bytes) and on the text IR (parse, verify, run on both backends).
 # Each harness runs FUZZ_SECONDS from seeds that xlite's own code writes plus every regression input;
