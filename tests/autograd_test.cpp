@@ -5,6 +5,9 @@
 #include <functional>
 #include <xlite/xlite.h>
 
+#include "autograd/no_gradient.h"
+#include "ir/op.h"
+
 namespace xl = xlite;
 
 namespace {
@@ -359,4 +362,28 @@ TEST(Autograd, ComputedValuesAreReadNotRecomputed) {
     std::string text = xl::debug::graph_text({one_more});
     EXPECT_EQ(text.find("tanh"), std::string::npos) << text;
   }
+}
+
+namespace {
+
+bool ListedWithoutGradient(xl::ir::OpId op) {
+  switch (op) {
+  XLITE_CASES_WITHOUT_GRADIENT:
+    return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+// vjp and saved_values share one list of the ops without a gradient; it names exactly the ops the op
+// table calls not differentiable.
+TEST(Autograd, TheOpsWithoutAGradientAreExactlyTheNonDifferentiableOnes) {
+  int listed = 0;
+  for (int i = 0; i < xl::ir::kNumOps; ++i) {
+    const auto op = static_cast<xl::ir::OpId>(i);
+    EXPECT_EQ(ListedWithoutGradient(op), !xl::ir::is_differentiable(op)) << xl::ir::op_name(op);
+    listed += ListedWithoutGradient(op) ? 1 : 0;
+  }
+  EXPECT_EQ(listed, 23);
 }

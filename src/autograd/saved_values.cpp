@@ -1,5 +1,7 @@
 #include "autograd/saved_values.h"
 
+#include "autograd/no_gradient.h"
+
 namespace xlite::autograd {
 
 SavedValues saved_values(ir::OpId op, std::span<const bool> needs_grad) {
@@ -10,42 +12,20 @@ SavedValues saved_values(ir::OpId op, std::span<const bool> needs_grad) {
   // Each formula's operand for the other's gradient: d(a*b)/da reads b.
   const uint32_t crossed = (needs(1) ? first : 0) | (needs(0) ? second : 0);
   switch (op) {
-    case OpId::parameter:
-    case OpId::constant:
-    case OpId::iota:
-    case OpId::rng_uniform:
-    case OpId::rng_normal:
-    case OpId::convert:
-    case OpId::neg:
-    case OpId::add:
-    case OpId::sub:
-    case OpId::reduce_sum:
-    case OpId::reshape:
-    case OpId::transpose:
-    case OpId::broadcast:
-    case OpId::slice:
-    case OpId::concat:
-    case OpId::pad:
-    case OpId::flip:
-    // Not differentiable: their results never carry gradients.
-    case OpId::floor:
-    case OpId::ceil:
-    case OpId::round:
-    case OpId::sign:
-    case OpId::logical_not:
-    case OpId::isnan:
-    case OpId::isinf:
-    case OpId::eq:
-    case OpId::ne:
-    case OpId::lt:
-    case OpId::le:
-    case OpId::gt:
-    case OpId::ge:
-    case OpId::logical_and:
-    case OpId::logical_or:
-    case OpId::logical_xor:
-    case OpId::argmax:
-    case OpId::argmin: return {};
+  // Their results never carry gradients.
+  XLITE_CASES_WITHOUT_GRADIENT:
+  case OpId::convert:
+  case OpId::neg:
+  case OpId::add:
+  case OpId::sub:
+  case OpId::reduce_sum:
+  case OpId::reshape:
+  case OpId::transpose:
+  case OpId::broadcast:
+  case OpId::slice:
+  case OpId::concat:
+  case OpId::pad:
+  case OpId::flip: return {};
     case OpId::exp:
     case OpId::expm1:
     case OpId::sqrt:

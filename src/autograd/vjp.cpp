@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "autograd/no_gradient.h"
 #include "ir/op_attrs.h"
 #include "ops/op_support.h"
 #include "xlite/factories.h"
@@ -234,31 +235,8 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     case OpId::conv2d:
       return {conv_input_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs)),
               conv_weight_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs))};
-    // Not differentiable (ir::is_differentiable): their results never require grad, so backward does not
-    // reach them.
-    case OpId::parameter:
-    case OpId::constant:
-    case OpId::iota:
-    case OpId::rng_uniform:
-    case OpId::rng_normal:
-    case OpId::floor:
-    case OpId::ceil:
-    case OpId::round:
-    case OpId::sign:
-    case OpId::logical_not:
-    case OpId::isnan:
-    case OpId::isinf:
-    case OpId::eq:
-    case OpId::ne:
-    case OpId::lt:
-    case OpId::le:
-    case OpId::gt:
-    case OpId::ge:
-    case OpId::logical_and:
-    case OpId::logical_or:
-    case OpId::logical_xor:
-    case OpId::argmax:
-    case OpId::argmin:
+    // Their results never require grad, so backward does not reach them.
+    XLITE_CASES_WITHOUT_GRADIENT:
     case OpId::count_: break;
   }
   ops::fail("no gradient for " + std::string(ir::op_name(node->op)));
