@@ -14,8 +14,6 @@ int64_t clamped(Total bytes) {
 }
 }  // namespace
 
-int64_t value_bytes(const ir::Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
-
 std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& reads) {
   std::vector<int64_t> last(graph.instrs.size(), -1);
   for (size_t s = 0; s < reads.size(); ++s)
@@ -33,23 +31,23 @@ debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t
   for (int32_t o : graph.outputs) is_output[o] = true;
   Total argument = 0, alias = 0, output = 0, live = 0, peak = 0;
   for (const auto& instr : graph.instrs)
-    if (instr.op == ir::OpId::parameter) argument += value_bytes(instr);
+    if (instr.op == ir::OpId::parameter) argument += ir::value_bytes(instr);
   std::vector<bool> counted(graph.instrs.size(), false);
   for (int32_t o : graph.outputs) {
     if (counted[o]) continue;
     counted[o] = true;
     if (graph.instrs[o].op == ir::OpId::parameter)
-      alias += value_bytes(graph.instrs[o]);
+      alias += ir::value_bytes(graph.instrs[o]);
     else
-      output += value_bytes(graph.instrs[o]);
+      output += ir::value_bytes(graph.instrs[o]);
   }
   auto freed = last_uses(graph, reads);
   for (size_t s = 0; s < writes.size(); ++s) {
     int32_t w = writes[s];
-    if (!is_output[w]) live += value_bytes(graph.instrs[w]);
+    if (!is_output[w]) live += ir::value_bytes(graph.instrs[w]);
     peak = std::max(peak, live);
     for (int32_t v : freed[s])
-      if (!is_output[v] && graph.instrs[v].op != ir::OpId::parameter) live -= value_bytes(graph.instrs[v]);
+      if (!is_output[v] && graph.instrs[v].op != ir::OpId::parameter) live -= ir::value_bytes(graph.instrs[v]);
   }
   debug::MemoryStats stats;
   stats.argument_bytes = clamped(argument);

@@ -9,8 +9,6 @@
 
 namespace xlite::compiler {
 
-int64_t value_bytes(const ir::Instr& instr);
-
 // steps[k] writes writes[k] and reads reads[k]; graph outputs live to the end.
 debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
                                const std::vector<std::vector<int32_t>>& reads);

@@ -5,6 +5,7 @@
 #include "compiler/memory_plan.h"
 #include "compiler/passes/passes.h"
 #include "ir/op_attrs.h"
+#include "runtime/step_profile.h"
 
 namespace xlite::compiler {
 namespace {
@@ -103,12 +104,12 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     step.root = region.root;
     step.inputs = region.inputs;
     step.thunk = std::move(lowered.thunk);
-    step.output_bytes = value_bytes(graph.instrs[region.root]);
+    step.output_bytes = ir::value_bytes(graph.instrs[region.root]);
     step.may_raise = may_raise(region);
     step.replaces_output = lowered.replaces_output;
     step.may_write_into_argument = region.kind == RegionKind::Loop;
     step.overwritable = overwritable_inputs(region);
-    step.label = step_label(graph, region);
+    if (runtime::profiling()) step.label = step_label(graph, region);  // only XLITE_PROFILE reads it
     writes.push_back(region.root);
     reads.push_back(region.inputs);
     program.steps.push_back(std::move(step));

@@ -61,4 +61,7 @@ void verify(const Graph& graph);
 // which a GEMM reads through a flag.
 bool is_matrix_transpose(const Instr& instr);
 
+// The bytes of an instruction's value (addressable, so this does not overflow).
+inline int64_t value_bytes(const Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
+
 }  // namespace xlite::ir

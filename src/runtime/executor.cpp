@@ -16,8 +16,6 @@
 namespace xlite::runtime {
 namespace {
 
-int64_t bytes_of(const ir::Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
-
 // Of the failures a run noted, the one whose instruction comes first in the graph, as the reference backend
 // and eager mode would raise it. Steps are not in the graph's order (raising ones run early), so a run notes
 // each failure and goes on through the last step that may raise.
@@ -72,7 +70,7 @@ class Executor final : public Executable {
     const int32_t param = parameter_instr_[d.argument];
     if (!step.may_write_into_argument) return -1;
     if (it->second <= last_raising_step_) return -1;
-    if (bytes_of(graph.instrs[param]) != bytes_of(graph.instrs[out])) return -1;
+    if (ir::value_bytes(graph.instrs[param]) != ir::value_bytes(graph.instrs[out])) return -1;
     for (int32_t o : graph.outputs)
       if (o == param) return -1;                    // the argument is itself a result
     if (last_read_[param] > it->second) return -1;  // read after the output is written
@@ -105,15 +103,11 @@ class Executor final : public Executable {
     for (size_t s = first_donated; s < steps.size(); ++s)
       if (!donated.count(static_cast<int64_t>(s)) && !steps[s].replaces_output)
         preallocated[s] = allocator(Device{}).allocate(static_cast<size_t>(steps[s].output_bytes));
-    // Each value by instruction: arguments are only viewed (the caller holds them, and a shared_ptr copy
-    // is an atomic operation an eager op would pay per argument); step results are owned here.
+    // Each value by instruction (RunValues).
     std::pmr::vector<Buffer*> values(graph.instrs.size(), nullptr, &arena);
     std::pmr::vector<BufferPtr> owned(graph.instrs.size(), &arena);
     for (size_t a = 0; a < parameter_instr_.size(); ++a) values[parameter_instr_[a]] = args[a].get();
-    auto shared = [&](int32_t v) -> BufferPtr {
-      if (owned[v] || argument_of_instr_[v] < 0) return owned[v];
-      return args[argument_of_instr_[v]];
-    };
+    const RunValues run_values{values.data(), owned.data(), args, argument_of_instr_.data()};
     FirstFailure failure;
     for (size_t s = 0; s < steps.size(); ++s) {
       if (failure.failed() && static_cast<int64_t>(s) > last_raising_step_) failure.raise();
@@ -124,7 +118,7 @@ class Executor final : public Executable {
                       : !preallocated.empty() && preallocated[s]
                           ? std::move(preallocated[s])
                           : allocator(Device{}).allocate(static_cast<size_t>(step.output_bytes));
-      const StepInputs inputs(step.inputs, values.data(), owned.data(), args, argument_of_instr_.data());
+      const StepInputs inputs(step.inputs, run_values);
       if (std::optional<StepFailure> failed = step.thunk->run(inputs, &out)) failure.note(std::move(*failed));
       if (!profiles_.empty()) profiles_[s]->add(now_ns() - started);
       values[step.root] = out.get();
@@ -139,7 +133,7 @@ class Executor final : public Executable {
     outputs.reserve(graph.outputs.size());
     for (size_t i = 0; i < graph.outputs.size(); ++i) {
       const int32_t o = graph.outputs[i];
-      outputs.push_back(output_is_last_use_[i] && owned[o] ? std::move(owned[o]) : shared(o));
+      outputs.push_back(output_is_last_use_[i] && owned[o] ? std::move(owned[o]) : run_values.shared(o));
     }
     return outputs;
   }

@@ -26,27 +26,30 @@ struct StepFailure {
   std::string message;
 };
 
+// A run's buffers by graph value: arguments are only viewed (the caller holds them, and a shared_ptr copy
+// is an atomic operation an eager op would pay per argument); step results are owned by the run.
+struct RunValues {
+  Buffer* const* views;    // every live value
+  const BufferPtr* owned;  // step results
+  std::span<const BufferPtr> args;
+  const int32_t* argument_of;  // per value: its argument, or -1
+  // A shared handle: the run's own, or the caller's argument.
+  BufferPtr shared(int32_t v) const { return owned[v] || argument_of[v] < 0 ? owned[v] : args[argument_of[v]]; }
+};
+
 // The buffers of a step's inputs, in the order of ProgramStep::inputs.
 class StepInputs {
  public:
-  StepInputs(std::span<const int32_t> ids, Buffer* const* values, const BufferPtr* owned,
-             std::span<const BufferPtr> args, const int32_t* argument_of)
-      : ids_(ids), values_(values), owned_(owned), args_(args), argument_of_(argument_of) {}
+  StepInputs(std::span<const int32_t> ids, const RunValues& values) : ids_(ids), values_(values) {}
   size_t size() const { return ids_.size(); }
   // A view: valid while the step runs.
-  Buffer* operator[](size_t k) const { return values_[ids_[k]]; }
+  Buffer* operator[](size_t k) const { return values_.views[ids_[k]]; }
   // A shared handle, for a thunk that passes the buffer on (to a nested evaluator).
-  BufferPtr shared(size_t k) const {
-    const int32_t v = ids_[k];
-    return owned_[v] || argument_of_[v] < 0 ? owned_[v] : args_[argument_of_[v]];
-  }
+  BufferPtr shared(size_t k) const { return values_.shared(ids_[k]); }
 
  private:
   std::span<const int32_t> ids_;
-  Buffer* const* values_;
-  const BufferPtr* owned_;
-  std::span<const BufferPtr> args_;
-  const int32_t* argument_of_;
+  const RunValues& values_;
 };
 
 class Thunk {
@@ -69,7 +72,7 @@ struct ProgramStep {
   // the inputs below at that element only.
   bool may_write_into_argument = false;
   std::vector<bool> overwritable;  // per input: read only at the element being written
-  std::string label;               // what XLITE_PROFILE sums its time under ("loop tanh f32[4096] (7 ops)")
+  std::string label;  // what XLITE_PROFILE sums its time under ("loop tanh f32[4096] (7 ops)"); empty without it
 };
 
 struct Program {

@@ -13,7 +13,6 @@
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/library.h"
 #include "backends/reference/backend.h"
-#include "compiler/memory_plan.h"
 #include "compiler/pipeline.h"
 #include "core/check.h"
 #include "ir/op_attrs.h"
@@ -54,6 +53,11 @@ std::vector<int32_t> graph_instrs_of_body(const Region& region) {
   ids.insert(ids.end(), region.members.begin(), region.members.end());
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+// An output with nothing to compute (an empty sum, a failed step's stand-in) holds zeros.
+void zero(Buffer& out) {
+  if (out.bytes() > 0) std::memset(out.data(), 0, out.bytes());
 }
 
 // Where a library call's operand stands among the step's inputs.
@@ -128,7 +132,7 @@ class KernelThunk final : public runtime::Thunk {
 // they are views of (the view's base is always the step's first or second input).
 class MatmulThunk final : public runtime::Thunk {
  public:
-  MatmulThunk(const ir::Graph& graph, const Region& region) : bytes_(compiler::value_bytes(graph.instrs[region.root])) {
+  MatmulThunk(const ir::Graph& graph, const Region& region) {
     const ir::Instr& root = graph.instrs[region.root];
     const Shape& a = graph.instrs[root.operands[0]].shape;
     const Shape& b = graph.instrs[root.operands[1]].shape;
@@ -148,13 +152,12 @@ class MatmulThunk final : public runtime::Thunk {
     if (matmul_)
       matmul_->run(inputs[input_a_]->as<float>() + view_a_.offset, inputs[input_b_]->as<float>() + view_b_.offset,
                    (*out)->as<float>());
-    else if (bytes_ > 0)
-      std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));
+    else
+      zero(**out);
     return std::nullopt;
   }
 
  private:
-  int64_t bytes_;
   compiler::StridedView view_a_, view_b_;
   size_t input_a_ = 0, input_b_ = 0;
   std::shared_ptr<Matmul> matmul_;
@@ -162,7 +165,7 @@ class MatmulThunk final : public runtime::Thunk {
 
 class ConvThunk final : public runtime::Thunk {
  public:
-  ConvThunk(const ir::Graph& graph, const Region& region) : bytes_(compiler::value_bytes(graph.instrs[region.root])) {
+  ConvThunk(const ir::Graph& graph, const Region& region) {
     const ir::Instr& root = graph.instrs[region.root];
     const Shape& input = graph.instrs[root.operands[0]].shape;
     const Shape& weight = graph.instrs[root.operands[1]].shape;
@@ -176,13 +179,12 @@ class ConvThunk final : public runtime::Thunk {
   std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
     if (conv_)
       conv_->run(inputs[input_]->as<float>(), inputs[weight_]->as<float>(), (*out)->as<float>());
-    else if (bytes_ > 0)
-      std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));
+    else
+      zero(**out);
     return std::nullopt;
   }
 
  private:
-  int64_t bytes_;
   size_t input_ = 0, weight_ = 0;
   std::shared_ptr<Conv2d> conv_;
 };
@@ -191,10 +193,7 @@ class ConvThunk final : public runtime::Thunk {
 // region, and its result buffer becomes the step's.
 class FallbackThunk final : public runtime::Thunk {
  public:
-  FallbackThunk(const ir::Graph& graph, const Region& region)
-      : evaluator_(reference::compile(region.body)),
-        root_(region.root),
-        bytes_(compiler::value_bytes(graph.instrs[region.root])) {}
+  explicit FallbackThunk(const Region& region) : evaluator_(reference::compile(region.body)), root_(region.root) {}
 
   std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
     std::vector<BufferPtr> arguments;
@@ -205,7 +204,7 @@ class FallbackThunk final : public runtime::Thunk {
     } catch (const InternalError&) {
       throw;
     } catch (const Error& e) {
-      std::memset((*out)->data(), 0, static_cast<size_t>(bytes_));  // read by later raising steps
+      zero(**out);  // read by later raising steps
       return StepFailure{root_, e.what()};
     }
     return std::nullopt;
@@ -214,7 +213,6 @@ class FallbackThunk final : public runtime::Thunk {
  private:
   std::shared_ptr<runtime::Executable> evaluator_;
   int32_t root_;
-  int64_t bytes_;
 };
 
 class CpuTarget final : public compiler::Target {
@@ -235,7 +233,7 @@ class CpuTarget final : public compiler::Target {
       case RegionKind::Matmul: lowered.thunk = std::make_unique<MatmulThunk>(graph, region); break;
       case RegionKind::Conv: lowered.thunk = std::make_unique<ConvThunk>(graph, region); break;
       case RegionKind::Fallback:
-        lowered.thunk = std::make_unique<FallbackThunk>(graph, region);
+        lowered.thunk = std::make_unique<FallbackThunk>(region);
         lowered.replaces_output = true;
         break;
     }
