@@ -76,6 +76,14 @@ std::string format_attr(AttrKey key, const AttrValue& value) {
 // A cursor over one line of text.
 using ValueNames = std::unordered_map<std::string, int32_t>;
 
+// The integer a whole word spells, or nullopt.
+std::optional<int64_t> whole_integer(std::string_view w) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+  if (ec != std::errc() || end != w.data() + w.size()) return std::nullopt;
+  return v;
+}
+
 class Cursor {
  public:
   Cursor(std::string_view text, int line) : text_(text), line_(line) {}
@@ -116,11 +124,9 @@ class Cursor {
     return text_.substr(start, pos_ - start);
   }
   int64_t integer() {
-    std::string_view w = word();
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (ec != std::errc() || end != w.data() + w.size()) fail("expected an integer");
-    return v;
+    std::optional<int64_t> v = whole_integer(word());
+    if (!v) fail("expected an integer");
+    return *v;
   }
   double number() {
     std::string w(word());
@@ -151,21 +157,17 @@ class Cursor {
       if (it == names.end()) fail("%" + std::string(w) + " is not defined yet");
       return it->second;
     }
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (ec != std::errc() || end != w.data() + w.size()) fail("expected an integer or a name after '%'");
-    if (v < 0 || static_cast<size_t>(v) >= defined) fail("%" + std::to_string(v) + " is not defined yet");
-    return static_cast<int32_t>(v);
+    std::optional<int64_t> v = whole_integer(w);
+    if (!v) fail("expected an integer or a name after '%'");
+    if (*v < 0 || static_cast<size_t>(*v) >= defined) fail("%" + std::to_string(*v) + " is not defined yet");
+    return static_cast<int32_t>(*v);
   }
   // The name an instruction defines: its number, or a new name.
   void define_value(size_t index, ValueNames& names) {
     eat('%');
     const std::string_view w = word();
     if (std::isdigit(static_cast<unsigned char>(w[0]))) {
-      int64_t v = -1;
-      auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
-      if (ec != std::errc() || end != w.data() + w.size() || v != static_cast<int64_t>(index))
-        fail("instructions must be numbered in order");
+      if (whole_integer(w) != static_cast<int64_t>(index)) fail("instructions must be numbered in order");
       return;
     }
     if (!names.emplace(std::string(w), static_cast<int32_t>(index)).second)

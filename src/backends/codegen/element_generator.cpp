@@ -10,7 +10,6 @@
 
 namespace xlite::backends::codegen {
 namespace {
-using ir::AttrKey;
 using ir::BinaryOp;
 using ir::CompareOp;
 using ir::Instr;

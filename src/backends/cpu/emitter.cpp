@@ -7,32 +7,21 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
-#include <cmath>
-#include <deque>
 #include <functional>
-#include <map>
 #include <unordered_map>
 
 #include "backends/codegen/element_generator.h"
 #include "backends/cpu/emitter.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/math.h"
-#include "core/check.h"
 #include "ir/op_attrs.h"
-#include "xlite/error.h"
 
 namespace xlite::backends::cpu {
 namespace {
-using ir::AttrKey;
-using ir::BinaryOp;
-using ir::CompareOp;
 using ir::Instr;
 using ir::OpClass;
 using ir::OpId;
-using ir::PredicateOp;
 using ir::ReduceOp;
-using ir::UnaryFloatOp;
-using ir::UnaryOp;
 
 using codegen::ElementFailure;
 using codegen::Index;
