@@ -265,10 +265,13 @@ class Generator {
   }
 
   // An existing value accepted by pred, often a recent one; -1 if there is none.
+  // Values a transfer left on another device are read only by the step that made them (step_transfer).
+  bool on_cpu0(int32_t v) const { return g_.instrs[v].device == Device{}; }
+
   int32_t find(const std::function<bool(int32_t)>& pred) {
     std::vector<int32_t> found;
     for (int32_t v = 0; v < size(); ++v)
-      if (pred(v)) found.push_back(v);
+      if (on_cpu0(v) && pred(v)) found.push_back(v);
     if (found.empty()) return -1;
     if (chance(0.5)) {
       int64_t recent = std::min<int64_t>(static_cast<int64_t>(found.size()), 6);
@@ -334,12 +337,13 @@ class Generator {
   int32_t source(Shape s, DType d, Want want = Want{}) {
     std::vector<int32_t> same;
     for (int32_t v = 0; v < size(); ++v)
-      if (shape(v) == s && dtype(v) == d && satisfies(v, want)) same.push_back(v);
+      if (on_cpu0(v) && shape(v) == s && dtype(v) == d && satisfies(v, want)) same.push_back(v);
     if (!same.empty() && chance(0.6)) return chance(0.5) ? same.back() : choose(same);
     if (chance(0.35)) {
       std::vector<std::pair<int32_t, std::vector<int64_t>>> options;
       for (int32_t v = 0; v < size(); ++v) {
-        if (dtype(v) != d || !satisfies(v, want) || shape(v).size() > s.size() || shape(v) == s) continue;
+        if (!on_cpu0(v) || dtype(v) != d || !satisfies(v, want) || shape(v).size() > s.size() || shape(v) == s)
+          continue;
         std::vector<std::vector<int64_t>> maps;
         std::vector<int64_t> dims;
         broadcast_maps(shape(v), s, 0, 0, dims, maps);
@@ -353,7 +357,7 @@ class Generator {
     if (chance(0.2)) {
       std::vector<int32_t> convertible;
       for (int32_t v = 0; v < size(); ++v) {
-        if (shape(v) != s || dtype(v) == d) continue;
+        if (!on_cpu0(v) || shape(v) != s || dtype(v) == d) continue;
         auto inf = convert_info(v, d);
         if (inf && (!want.exact || inf->exact) && (!want.clean || (!inf->special && (!is_half(d) || inf->exact))))
           convertible.push_back(v);
@@ -456,6 +460,7 @@ class Generator {
         {3, &Generator::step_concat},       {3, &Generator::step_pad},          {2, &Generator::step_flip},
         {3, &Generator::step_gather},       {3, &Generator::step_index_select}, {2, &Generator::step_scatter_add},
         {4, &Generator::step_dot},          {2, &Generator::step_conv2d},       {3, &Generator::step_row_stat},
+        {1, &Generator::step_transfer},
     };
     int total = 0;
     for (const Weighted& s : kSteps) total += s.weight;
@@ -915,6 +920,21 @@ class Generator {
     else
       r.special = true;
     emit(OpId::pad, {x}, std::move(attrs), r);
+  }
+
+  // A value moved to another device (cpu:0 again when the process has one), flipped there, and moved back:
+  // both transfers and the loop between them run, and every other value stays on cpu:0.
+  void step_transfer() {
+    const int32_t x = operand([](int32_t) { return true; }, any_dtype());
+    const int count = xlite::device_count();
+    const Device there{DeviceKind::cpu, count > 1 ? static_cast<int>(uniform(1, count - 1)) : 0};
+    const int32_t moved = emit(OpId::transfer, {x}, {}, info(x));
+    g_.instrs[moved].device = there;
+    std::vector<int64_t> all(rank(x));
+    std::iota(all.begin(), all.end(), 0);
+    const int32_t flipped = emit(OpId::flip, {moved}, ir::FlipAttrs{.dims = all}.to_attrs(), info(x));
+    g_.instrs[flipped].device = there;
+    emit(OpId::transfer, {flipped}, {}, info(x));
   }
 
   void step_flip() {

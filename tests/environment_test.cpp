@@ -60,4 +60,12 @@ TEST(Environment, GarbageIsRefusedOnFirstUse) {
   EXPECT_EQ(xlite_test::ErrorMessage([] { xlite::get_memory_info(xlite::Device{}); }), message);
 }
 
+TEST(Environment, DeviceCountOutOfRangeIsRefused) {
+  const char* value = std::getenv("XLITE_NUM_CPU_DEVICES");
+  if (!value || std::string(value) != "65") GTEST_SKIP() << "run with XLITE_NUM_CPU_DEVICES=65";
+  const std::string message = xlite_test::ErrorMessage([] { xlite::device_count(); });
+  EXPECT_EQ(message.rfind("[environment] XLITE_NUM_CPU_DEVICES='65' is not a number of virtual CPU devices", 0), 0u)
+      << message;
+}
+
 }  // namespace

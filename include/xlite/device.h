@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -7,6 +8,8 @@ namespace xlite {
 
 enum class DeviceKind : uint8_t { cpu };
 
+// Where a tensor's data lives and its ops run. XLITE_NUM_CPU_DEVICES=N makes N virtual CPU devices, cpu:0 to
+// cpu:N-1, each with its own allocator and statistics: the ground that multi-device programs are tested on.
 struct Device {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;
@@ -14,6 +17,9 @@ struct Device {
   std::string str() const;  // "cpu:0"
   bool operator==(const Device&) const = default;
 };
+
+// The most devices of one kind a process can have (the IR hash keeps six bits for the index).
+constexpr int kMaxDevices = 64;
 
 std::ostream& operator<<(std::ostream& os, const Device& device);
 

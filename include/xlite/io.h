@@ -11,6 +11,7 @@ namespace xlite {
 // save leaves any earlier file at path untouched.
 void save(const std::map<std::string, Tensor>& tensors, const std::string& path);
 // Reads every tensor; a truncated or corrupt file raises xlite::Error naming the problem.
-std::map<std::string, Tensor> load(const std::string& path);
+// The tensors are placed on `device` (PyTorch's map_location).
+std::map<std::string, Tensor> load(const std::string& path, Device device = xlite::device());
 
 }  // namespace xlite

@@ -19,6 +19,8 @@ class Optimizer {
   void zero_grad();  // zeroes every gradient in place
   double lr() const { return lr_; }
   void set_lr(double lr);
+  // The device of the parameters (one optimizer updates those of one device), cpu:0 when there are none.
+  Device device() const { return params_.empty() ? Device{} : params_[0].device(); }
 
   // The learning rate and every state tensor, by name ("lr", "step", "m.0", "velocity.3": the number is
   // the parameter's position), sharing storage with the optimizer: save it next to the module's

@@ -36,6 +36,8 @@ class Tensor {
   std::vector<T> to_vector() const;
 
   Tensor to(DType dtype) const;
+  // The value on another device (a transfer, lazy like any op; its gradient flows back to this device).
+  Tensor to(Device device) const;
 
   // Autograd. requires_grad_ marks a leaf whose gradient backward() accumulates into grad().
   Tensor& requires_grad_(bool requires_grad = true);

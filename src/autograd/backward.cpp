@@ -113,7 +113,7 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
   if (!seed.defined()) {
     if (impl->shape().size() != 0 && numel(impl->shape()) != 1)
       ops::fail("a gradient is needed for a non-scalar output of shape " + shape_str(impl->shape()));
-    seed = ones(impl->shape(), impl->dtype());
+    seed = ones(impl->shape(), impl->dtype(), impl->device());
   } else if (seed.shape() != impl->shape()) {
     ops::fail("gradient of shape " + shape_str(seed.shape()) + " for an output of shape " + shape_str(impl->shape()));
   }

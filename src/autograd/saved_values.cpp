@@ -59,6 +59,7 @@ SavedValues saved_values(ir::OpId op, std::span<const bool> needs_grad) {
     case OpId::gather:
     case OpId::index_select: return {needs(0) ? second : 0, false};
     case OpId::scatter_add: return {needs(2) ? second : 0, false};
+    case OpId::transfer: return {0, false};
     case OpId::count_: break;
   }
   return {};

@@ -34,6 +34,7 @@ RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
     case OpClass::Dot: return policy.library_takes(instr.dtype) ? RegionKind::Matmul : RegionKind::Fallback;
     case OpClass::Conv: return policy.library_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd: return RegionKind::Fallback;
+    case OpClass::Transfer: return RegionKind::Transfer;
     case OpClass::Leaf:
     case OpClass::Random:
     case OpClass::Convert:
@@ -189,7 +190,8 @@ class FusionPlanner {
     plan_.decisions.push_back({choice, value, reason, std::move(text)});
   }
   bool library_call(int32_t i) const {
-    return kinds_[i] == RegionKind::Matmul || kinds_[i] == RegionKind::Conv || kinds_[i] == RegionKind::Fallback;
+    return kinds_[i] == RegionKind::Matmul || kinds_[i] == RegionKind::Conv || kinds_[i] == RegionKind::Fallback ||
+           kinds_[i] == RegionKind::Transfer;
   }
 
   // Outputs, parameters and the results of library calls and fallbacks live in buffers, and so do the
@@ -457,8 +459,10 @@ class FusionPlanner {
         if (is_input) {
           local[v] = static_cast<int32_t>(region.body.instrs.size());
           const ir::ParameterAttrs index{.index = static_cast<int64_t>(region.inputs.size())};
-          Instr param{OpId::parameter,        {}, index.to_attrs(), graph_.instrs[v].shape, graph_.instrs[v].dtype,
-                      graph_.instrs[v].origin};
+          Instr param{OpId::parameter,        {},
+                      index.to_attrs(),       graph_.instrs[v].shape,
+                      graph_.instrs[v].dtype, graph_.instrs[v].origin,
+                      graph_.instrs[v].device};
           region.inputs.push_back(static_cast<int32_t>(v));
           region.body.instrs.push_back(std::move(param));
         } else {

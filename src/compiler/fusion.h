@@ -18,6 +18,7 @@ enum class RegionKind {
   Matmul,    // f32 dot through the GEMM library
   Conv,      // f32 conv2d through the convolution library
   Fallback,  // no fused code for this op: the reference kernel runs it
+  Transfer,  // a copy to another device, run by the runtime (not by the target)
 };
 
 struct Region {
@@ -37,8 +38,8 @@ struct Region {
 enum class MaterializeReason : uint8_t {
   graph_output,
   parameter,
-  region_root,                 // a library call, a fallback, or a reduction no loop could take
-  library_operand,             // a library call reads whole buffers
+  region_root,                 // a library call, a fallback, a transfer, or a reduction no loop could take
+  library_operand,             // a library call or a transfer reads whole buffers
   transposed_library_operand,  // the GEMM reads it through a transpose flag
   shared_expensive,            // an expensive op more than one loop needs
   too_many_copies,             // needed by more regions than it may be duplicated into

@@ -6,6 +6,7 @@
 #include "compiler/passes/passes.h"
 #include "ir/op_attrs.h"
 #include "runtime/step_profile.h"
+#include "runtime/transfer.h"
 
 namespace xlite::compiler {
 namespace {
@@ -28,6 +29,9 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
     }
     case RegionKind::Conv: return "conv2d " + value(root.operands[0]) + " * " + value(root.operands[1]);
     case RegionKind::Fallback: return "reference " + std::string(ir::op_name(root.op)) + " " + value(region.root);
+    case RegionKind::Transfer:
+      return "transfer " + value(region.root) + " " + graph.instrs[root.operands[0]].device.str() + " -> " +
+             root.device.str();
     case RegionKind::Loop:
     case RegionKind::Reduce: break;
   }
@@ -97,7 +101,9 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   std::vector<std::vector<int32_t>> reads;
   int64_t code_bytes = 0, kernels = 0;
   for (Region& region : run_raising_steps_early(std::move(plan.regions))) {
-    LoweredRegion lowered = target.lower(graph, region);
+    // Copies between devices are the runtime's; the target lowers what computes.
+    LoweredRegion lowered = region.kind == RegionKind::Transfer ? LoweredRegion{runtime::make_transfer_thunk()}
+                                                                : target.lower(graph, region);
     code_bytes += lowered.code_bytes;
     kernels += lowered.generated_kernel ? 1 : 0;
     runtime::ProgramStep step;
@@ -119,6 +125,7 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   program.stats.code_bytes = code_bytes;
   program.stats.kernels = kernels;
   program.stats.fusion = fusion;
+  program.device = home_device(graph);
   return runtime::make_executor(std::move(program));
 }
 

@@ -1,5 +1,6 @@
 #include "xlite/device.h"
 
+#include "core/environment.h"
 #include "xlite/error.h"
 
 namespace xlite {
@@ -8,12 +9,12 @@ std::string Device::str() const { return "cpu:" + std::to_string(index); }
 
 std::ostream& operator<<(std::ostream& os, const Device& device) { return os << device.str(); }
 
-int device_count() { return 1; }
+int device_count() { return env::settings().num_cpu_devices; }
 
 Device device(int index) {
   if (index < 0 || index >= device_count())
     throw Error("[device] no device cpu:" + std::to_string(index) + " (there are " + std::to_string(device_count()) +
-                ")");
+                "; XLITE_NUM_CPU_DEVICES sets how many)");
   return Device{DeviceKind::cpu, index};
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "xlite/device.h"
 #include "xlite/error.h"
 
 extern char** environ;
@@ -75,13 +76,23 @@ Loaded load() {
             "GiB, TiB for powers of 1024; KB, MB, GB, TB for powers of 1000)");
       s.memory_limit = *bytes;
     }
+    if (const char* v = std::getenv("XLITE_NUM_CPU_DEVICES"); v && *v) {
+      auto count = parse_int(v, 1, kMaxDevices);
+      if (!count) bad("XLITE_NUM_CPU_DEVICES", v, "a number of virtual CPU devices (an integer from 1 to 64)");
+      s.num_cpu_devices = static_cast<int>(*count);
+    }
   } catch (const Error& e) {
     loaded.error = e.what();
   }
   // A misspelt variable would otherwise be ignored without a word.
-  static const char* const known[] = {
-      "XLITE_BACKEND",           "XLITE_DEBUG",       "XLITE_PROFILE", "XLITE_DUMP_IR", "XLITE_COMPILATION_CACHE_SIZE",
-      "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT"};
+  static const char* const known[] = {"XLITE_BACKEND",
+                                      "XLITE_DEBUG",
+                                      "XLITE_PROFILE",
+                                      "XLITE_DUMP_IR",
+                                      "XLITE_COMPILATION_CACHE_SIZE",
+                                      "XLITE_KERNEL_CACHE_SIZE",
+                                      "XLITE_MEMORY_LIMIT",
+                                      "XLITE_NUM_CPU_DEVICES"};
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view var(*entry);
     if (var.rfind("XLITE_", 0) != 0) continue;

@@ -17,6 +17,7 @@ struct Settings {
   int64_t cache_size = 2048;         // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1
   int64_t kernel_cache_size = 4096;  // XLITE_KERNEL_CACHE_SIZE: compiled loops kept, >= 1
   int64_t memory_limit = 0;          // XLITE_MEMORY_LIMIT: bytes, > 0; 0 when unset (physical memory)
+  int num_cpu_devices = 1;           // XLITE_NUM_CPU_DEVICES: virtual CPU devices, 1 to 64
 };
 
 const Settings& settings();

@@ -19,10 +19,10 @@ const metrics::Counter& destroyed_counter() {
 }
 }  // namespace
 
-TensorImpl::TensorImpl(ir::NodePtr pending, Device device)
+TensorImpl::TensorImpl(ir::NodePtr pending)
     : shape_(pending->shape),
       dtype_(pending->dtype),
-      device_(device),
+      device_(pending->device),
       id_(next_tensor_id++),
       pending_(std::move(pending)) {
   if (pending_->requires_grad) grad_node_ = pending_;

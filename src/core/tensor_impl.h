@@ -27,7 +27,7 @@ std::vector<std::pair<std::weak_ptr<TensorImpl>, const Buffer*>> updated();
 
 class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
  public:
-  TensorImpl(ir::NodePtr pending, Device device);
+  explicit TensorImpl(ir::NodePtr pending);  // on the node's device
   TensorImpl(BufferPtr data, Shape shape, DType dtype, Device device);
   ~TensorImpl();
   TensorImpl(const TensorImpl&) = delete;

@@ -17,6 +17,7 @@
 #include "io/atomic_file.h"
 #include "ir/sizes.h"
 #include "runtime/allocator.h"
+#include "runtime/transfer.h"
 #include "xlite/error.h"
 #include "xlite/io.h"
 #include "xlite/lazy.h"
@@ -192,12 +193,14 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
   file.write(prefix, 8);
   file.write(text.data(), text.size());
   for (const auto& [name, t] : tensors)
-    file.write(t.impl()->data()->data(), static_cast<size_t>(t.numel() * dtype_size(t.dtype())));
+    runtime::read_on_host(*t.impl()->data(), [&](std::span<const std::byte> bytes) {
+      file.write(bytes.data(), static_cast<size_t>(t.numel() * dtype_size(t.dtype())));
+    });
   file.commit();
   metrics::increment_counter("TransferFromDevice", static_cast<int64_t>(tensors.size()));
 }
 
-std::map<std::string, Tensor> load(const std::string& path) {
+std::map<std::string, Tensor> load(const std::string& path, Device device) {
   io::remove_stale_temps(path);
   FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) throw Error("[load] cannot open " + path + ": " + std::strerror(errno));
@@ -286,10 +289,13 @@ std::map<std::string, Tensor> load(const std::string& path) {
   std::map<std::string, Tensor> tensors;
   for (const Entry& e : entries) {
     uint64_t bytes = e.end - e.begin;
-    BufferPtr buffer = runtime::allocator(Device{}).allocate(bytes);
-    read_exact(file.fd, buffer->as<char>(), bytes, 8 + length + e.begin, path, "the data of '" + e.name + "'");
+    BufferPtr buffer = runtime::allocator(device).allocate(bytes);
+    runtime::write_on_host(*buffer, [&](std::span<std::byte> data) {
+      read_exact(file.fd, reinterpret_cast<char*>(data.data()), bytes, 8 + length + e.begin, path,
+                 "the data of '" + e.name + "'");
+    });
     metrics::increment_counter("TransferToDevice");
-    tensors.emplace(e.name, Tensor(std::make_shared<TensorImpl>(std::move(buffer), e.shape, e.dtype, Device{})));
+    tensors.emplace(e.name, Tensor(std::make_shared<TensorImpl>(std::move(buffer), e.shape, e.dtype, device)));
   }
   return tensors;
 }

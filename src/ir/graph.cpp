@@ -15,10 +15,11 @@ uint64_t hash_graph_begin(size_t num_instrs, int64_t num_parameters) {
 }
 
 uint64_t hash_graph_instr(uint64_t h, OpId op, uint64_t attrs_hash, DType dtype, const Shape& shape,
-                          std::span<const int32_t> operands) {
+                          std::span<const int32_t> operands, Device device) {
   // The small fields share one word: every eager op hashes its graph, so each mix counts.
   h = hash_mix(h, static_cast<uint64_t>(op) | static_cast<uint64_t>(dtype) << 16 | uint64_t{shape.size()} << 24 |
-                      uint64_t{operands.size()} << 32);
+                      uint64_t{operands.size()} << 32 | static_cast<uint64_t>(device.index) << 56 |
+                      static_cast<uint64_t>(device.kind) << 62);
   h = hash_mix(h, attrs_hash);
   for (int64_t d : shape) h = hash_mix(h, static_cast<uint64_t>(d));
   for (int32_t o : operands) h = hash_mix(h, static_cast<uint64_t>(o));
@@ -34,8 +35,12 @@ uint64_t hash_graph_end(uint64_t h, std::span<const int32_t> outputs) {
 uint64_t Graph::hash() const {
   uint64_t h = hash_graph_begin(instrs.size(), num_parameters);
   for (const Instr& instr : instrs)
-    h = hash_graph_instr(h, instr.op, instr.attrs.hash(), instr.dtype, instr.shape, instr.operands);
+    h = hash_graph_instr(h, instr.op, instr.attrs.hash(), instr.dtype, instr.shape, instr.operands, instr.device);
   return hash_graph_end(h, outputs);
+}
+
+Device home_device(const Graph& graph) {
+  return graph.outputs.empty() ? Device{} : graph.instrs[graph.outputs[0]].device;
 }
 
 bool is_matrix_transpose(const Instr& instr) {
@@ -63,6 +68,9 @@ void verify(const Graph& graph) {
       if (o < 0 || static_cast<size_t>(o) >= i)
         throw Error(where + "operand %" + std::to_string(o) + " is not defined before use");
       types.push_back({graph.instrs[o].shape, graph.instrs[o].dtype});
+      if (instr.op != OpId::transfer && graph.instrs[o].device != instr.device)
+        throw Error(where + "on " + instr.device.str() + " reads %" + std::to_string(o) + " on " +
+                    graph.instrs[o].device.str() + " (only a transfer moves values between devices)");
     }
     if (instr.op == OpId::parameter) {
       int64_t index = 0;

@@ -1,5 +1,6 @@
 #include "ir/node.h"
 
+#include "core/check.h"
 #include "ir/op_attrs.h"
 #include "xlite/error.h"
 
@@ -18,8 +19,29 @@ Node::~Node() {
   }
 }
 
+namespace {
+// The device a new node runs on: a transfer's destination, a leaf's own, else the one its operands share.
+Device node_device(OpId op, std::span<const NodePtr> operands, std::optional<Device> device, const char* origin) {
+  if (op == OpId::transfer) {
+    XLITE_CHECK(device.has_value(), "a transfer node needs its destination device");
+    return *device;
+  }
+  if (operands.empty()) return device.value_or(Device{});
+  const Device first = operands[0]->device;
+  for (const NodePtr& operand : operands)
+    if (operand->device != first)
+      throw Error(blame_message(origin, op,
+                                "operands are on different devices, " + first.str() + " and " + operand->device.str() +
+                                    " (move one with .to(device))"));
+  XLITE_CHECK(!device || *device == first, "a node of " + std::string(op_name(op)) + " placed on " + device->str() +
+                                               " reads values on " + first.str());
+  return first;
+}
+}  // namespace
+
 std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin,
-                                bool requires_grad) {
+                                bool requires_grad, std::optional<Device> device) {
+  const Device placed = node_device(op, operands, device, origin);
   // Reused: every op types a node, and infer_type never builds another one.
   thread_local std::vector<OperandType> types;
   types.clear();
@@ -41,6 +63,7 @@ std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs at
   node->attrs = std::move(attrs);
   node->shape = std::move(result.shape);
   node->dtype = result.dtype;
+  node->device = placed;
   node->origin = origin;
   node->requires_grad = requires_grad;
   return node;
@@ -57,6 +80,7 @@ std::shared_ptr<Node> make_parameter(BufferPtr data, Shape shape, DType dtype, b
   node->op = OpId::parameter;
   node->shape = std::move(shape);
   node->dtype = dtype;
+  node->device = data ? data->device() : Device{};
   node->data = std::move(data);
   return node;
 }

@@ -2,12 +2,14 @@
 // The lazy IR: an immutable DAG of nodes built as user code calls ops. Nodes are not hashed: a sync
 // hashes the graph it walks from its roots (lazy::PendingGraph), where computed values are leaves.
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/buffer.h"
 #include "ir/attrs.h"
 #include "ir/op.h"
+#include "xlite/device.h"
 #include "xlite/dtype.h"
 
 namespace xlite {
@@ -46,6 +48,8 @@ struct Node {
   Attrs attrs;
   Shape shape;
   DType dtype;
+  // Where the value is computed and kept: its operands' device, a leaf's own, a transfer's destination.
+  Device device;
   BufferPtr data;  // parameters only: the device data this leaf stands for
   // The value a sync computed for this node. Graphs built later read it as an argument instead of
   // recomputing it: backward reaches forward values through their nodes (autograd keeps them after the
@@ -64,13 +68,15 @@ struct Node {
 // addressable (ir/sizes.h); throws xlite::Error.
 TypedShape infer_type(OpId op, std::span<const OperandType> operands, const Attrs& attrs);
 
-// New nodes are not shared yet, so the caller may still attach autograd metadata.
+// New nodes are not shared yet, so the caller may still attach autograd metadata. The node's device is its
+// operands' (operands on two devices raise xlite::Error naming both); a leaf op and a transfer take
+// `device` (a leaf defaults to cpu:0).
 std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin = "",
-                                bool requires_grad = false);
+                                bool requires_grad = false, std::optional<Device> device = {});
 // The same value under a node of its own (a convert to its own dtype, which the passes remove), to carry
 // autograd metadata the original node must not get.
 std::shared_ptr<Node> make_identity(NodePtr value, const char* origin, bool requires_grad);
-// A leaf standing for device data of the given type.
+// A leaf standing for device data of the given type, on the data's device.
 std::shared_ptr<Node> make_parameter(BufferPtr data, Shape shape, DType dtype, bool requires_grad = false);
 
 }  // namespace xlite::ir

@@ -43,7 +43,8 @@ bool is_elementwise_class(OpClass cls) {
     case OpClass::IndexSelect:
     case OpClass::ScatterAdd:
     case OpClass::Dot:
-    case OpClass::Conv: return false;
+    case OpClass::Conv:
+    case OpClass::Transfer: return false;  // a copy between devices, never part of a loop
   }
   return false;
 }
@@ -75,7 +76,8 @@ bool is_differentiable(OpId op) {
     case OpClass::IndexSelect:
     case OpClass::ScatterAdd:
     case OpClass::Dot:
-    case OpClass::Conv: return true;
+    case OpClass::Conv:
+    case OpClass::Transfer: return true;
   }
   return false;
 }

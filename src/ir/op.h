@@ -111,7 +111,8 @@ enum OpTrait : uint8_t {
   X(index_select, "index_select", 2, IndexSelect, kExpensive | kRaisesOnBadIndex, DimAttrs) \
   X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex, DimAttrs)                 \
   X(dot, "dot", 2, Dot, 0, NoAttrs)                                                         \
-  X(conv2d, "conv2d", 2, Conv, 0, ConvAttrs)
+  X(conv2d, "conv2d", 2, Conv, 0, ConvAttrs)                                                \
+  X(transfer, "transfer", 1, Transfer, 0, NoAttrs)
 
 #define XLITE_IR_OPS(X)    \
   XLITE_LEAF_OPS(X)        \
@@ -161,6 +162,7 @@ enum class OpClass : uint8_t {
   ScatterAdd,   // (x, index, src) attr dim
   Dot,          // [B..., M, K] x [B..., K, N]
   Conv,         // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
+  Transfer,     // the operand's value copied to the instruction's device (ir::Instr::device)
 };
 
 // * A value attr is a double. For a bool it must be 0 or 1 and for an integer dtype an integer in the

@@ -288,6 +288,7 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       }
       return {out, in[0].dtype};
     }
+    case OpClass::Transfer: return in[0];
   }
   fail(op, "unknown op class");
 }

@@ -224,6 +224,13 @@ void parse_instr(Cursor& c, Graph& graph, ValueNames& names) {
     c.fail("unknown dtype");
   }
   instr.shape = c.int_list();
+  if (c.try_eat('@')) {
+    if (c.word() != "cpu") c.fail("unknown device kind");
+    c.eat(':');
+    const int64_t index = c.integer();
+    if (index < 0 || index >= kMaxDevices) c.fail("device index out of range");
+    instr.device = Device{DeviceKind::cpu, static_cast<int>(index)};
+  }
   if (instr.op == OpId::parameter) ++graph.num_parameters;
   graph.instrs.push_back(std::move(instr));
 }
@@ -244,7 +251,8 @@ std::string to_text(const Graph& graph) {
       out += (first ? "" : ", ") + format_attr(key, value);
       first = false;
     }
-    out += ") : " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape) + "\n";
+    out += ") : " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape);
+    out += instr.device == Device{} ? "\n" : " @" + instr.device.str() + "\n";
   }
   out += "return";
   for (size_t i = 0; i < graph.outputs.size(); ++i) out += (i ? ", %" : " %") + std::to_string(graph.outputs[i]);

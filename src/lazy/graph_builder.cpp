@@ -117,9 +117,10 @@ uint64_t PendingGraph::hash() const {
   for (const Entry& e : entries_) {
     if (e.parameter >= 0)
       h = ir::hash_graph_instr(h, ir::OpId::parameter, ir::Attrs::hash_of_int(ir::AttrKey::index, e.parameter),
-                               e.node->dtype, e.node->shape, {});
+                               e.node->dtype, e.node->shape, {}, e.node->device);
     else
-      h = ir::hash_graph_instr(h, e.node->op, e.node->attrs.hash(), e.node->dtype, e.node->shape, operands_of(e));
+      h = ir::hash_graph_instr(h, e.node->op, e.node->attrs.hash(), e.node->dtype, e.node->shape, operands_of(e),
+                               e.node->device);
   }
   return ir::hash_graph_end(h, outputs_);
 }
@@ -131,7 +132,7 @@ bool PendingGraph::matches(const ir::Graph& graph) const {
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
     const ir::Instr& instr = graph.instrs[i];
-    if (instr.dtype != e.node->dtype || instr.shape != e.node->shape) return false;
+    if (instr.dtype != e.node->dtype || instr.shape != e.node->shape || instr.device != e.node->device) return false;
     if (e.parameter >= 0) {
       if (!is_parameter_numbered(instr, e.parameter)) return false;
       continue;
@@ -150,12 +151,22 @@ ir::Graph PendingGraph::build() const {
   graph.instrs.reserve(entries_.size());
   for (const Entry& e : entries_) {
     if (e.parameter >= 0) {
-      graph.instrs.push_back(
-          {ir::OpId::parameter, {}, ir::ParameterAttrs{.index = e.parameter}.to_attrs(), e.node->shape, e.node->dtype});
+      graph.instrs.push_back({ir::OpId::parameter,
+                              {},
+                              ir::ParameterAttrs{.index = e.parameter}.to_attrs(),
+                              e.node->shape,
+                              e.node->dtype,
+                              "",
+                              e.node->device});
     } else {
       std::span<const int32_t> operands = operands_of(e);
-      graph.instrs.push_back(ir::Instr{
-          e.node->op, {operands.begin(), operands.end()}, e.node->attrs, e.node->shape, e.node->dtype, e.node->origin});
+      graph.instrs.push_back(ir::Instr{e.node->op,
+                                       {operands.begin(), operands.end()},
+                                       e.node->attrs,
+                                       e.node->shape,
+                                       e.node->dtype,
+                                       e.node->origin,
+                                       e.node->device});
     }
   }
   graph.outputs = outputs_;

@@ -27,6 +27,7 @@ struct Feed {
   std::vector<Existing> sources;   // existing: every tensor that held this buffer when traced
   BufferPtr frozen;                // frozen: data made while tracing from host values
   uint64_t offset_from_entry = 0;  // rng_offset
+  Device device;                   // rng_seed, rng_offset: where the draw reads it
 };
 
 struct Rebind {  // an existing tensor fn updated in place

@@ -7,6 +7,7 @@
 #include "core/elements.h"
 #include "core/random_state.h"
 #include "lazy/step_program.h"
+#include "runtime/transfer.h"
 
 namespace xlite::detail {
 namespace {
@@ -16,9 +17,19 @@ constexpr size_t kProgramsPerSignature = 8;
 std::string value_text(const BufferPtr& buffer, const std::pair<Shape, DType>& type) {
   const auto& [shape, dtype] = type;
   if (numel(shape) != 1) return type_text(dtype, shape);
+  std::vector<std::byte> host(dtype_size(dtype));
+  runtime::to_host(*buffer, host);
   char text[64];
-  std::snprintf(text, sizeof text, "%.9g", read_element_f64(buffer->data(), dtype, 0));
+  std::snprintf(text, sizeof text, "%.9g", read_element_f64(host.data(), dtype, 0));
   return text;
+}
+
+bool same_bytes(const Buffer& a, const Buffer& b) {
+  if (a.bytes() != b.bytes()) return false;
+  std::vector<std::byte> host_a(a.bytes()), host_b(b.bytes());
+  runtime::to_host(a, host_a);
+  runtime::to_host(b, host_b);
+  return host_a == host_b;
 }
 
 }  // namespace
@@ -110,6 +121,7 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
     }
     if (feed.sources.empty()) {
       for (const auto& draw : recording.draws) {
+        feed.device = buffer->device();
         if (draw.seed == buffer) feed.kind = Feed::Kind::rng_seed;
         if (draw.offset == buffer) {
           feed.kind = Feed::Kind::rng_offset;
@@ -194,9 +206,7 @@ void add_program(std::vector<Program>& list, Program p, uint64_t previous_hash) 
       if (before.kind != now.kind) {
         p.confirmed = false;
         p.unconfirmed = "graph argument " + std::to_string(a) + " comes from a different place than in the last trace";
-      } else if (now.kind == Feed::Kind::frozen &&
-                 (before.frozen->bytes() != now.frozen->bytes() ||
-                  std::memcmp(before.frozen->data(), now.frozen->data(), now.frozen->bytes()) != 0)) {
+      } else if (now.kind == Feed::Kind::frozen && !same_bytes(*before.frozen, *now.frozen)) {
         p.confirmed = false;
         p.unconfirmed = "a host value fed to the graph (argument " + std::to_string(a) +
                         ") changed between traces, from " + value_text(before.frozen, p.feed_types[a]) + " to " +

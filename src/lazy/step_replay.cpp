@@ -3,7 +3,7 @@
 
 #include "core/random_state.h"
 #include "lazy/step_program.h"
-#include "runtime/allocator.h"
+#include "runtime/transfer.h"
 
 namespace xlite::detail {
 namespace {
@@ -63,9 +63,8 @@ bool replay_program(Program& p, const std::vector<StepInput>& inputs, StepValues
       case Feed::Kind::frozen: arguments[a] = feed.frozen; break;
       case Feed::Kind::rng_seed:
       case Feed::Kind::rng_offset: {
-        arguments[a] = runtime::allocator(Device{}).allocate(sizeof(int64_t));
-        uint64_t v = feed.kind == Feed::Kind::rng_seed ? position.seed : position.offset + feed.offset_from_entry;
-        std::memcpy(arguments[a]->data(), &v, sizeof v);
+        const uint64_t v = feed.kind == Feed::Kind::rng_seed ? position.seed : position.offset + feed.offset_from_entry;
+        arguments[a] = runtime::from_host(std::as_bytes(std::span(&v, 1)), feed.device);
         break;
       }
       case Feed::Kind::existing:

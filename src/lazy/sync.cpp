@@ -149,21 +149,11 @@ int debug_level() {
 
 void add_tracing_time(double nanoseconds) { pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
 
-void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecord* record) {
-  std::lock_guard lock(sync_mutex);
+namespace {
+// Computes the pending tensors of one device (s.pending, s.roots) with one program run on that device.
+void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record) {
   const SyncMetrics& m = sync_metrics();
   const bool is_eager = cause == SyncCause::eager_op;
-  if (!is_eager) m.sync.increment();
-  Scratch& s = scratch();
-  s.pending.clear();
-  s.roots.clear();
-  for (TensorImpl* impl : impls) {
-    if (impl->is_pending()) {
-      s.pending.push_back(impl);
-      s.roots.push_back(impl->pending());
-    }
-  }
-  if (s.pending.empty()) return;
   // The scratch must not keep nodes or buffers alive past this sync, however it ends.
   struct Release {
     Scratch& s;
@@ -183,7 +173,7 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
 
   std::vector<runtime::Donation> donations = find_donations(s.pending, walked);
   const int64_t start = now_ns();
-  std::vector<BufferPtr> results = exe->run(walked.arguments(), donations);
+  std::vector<BufferPtr> results = exe->run(walked.arguments(), donations, runtime::RunOn{device});
   (is_eager ? m.eager_execute_time : m.execute_time).add_sample(elapsed_ns(start));
   m.execute.increment();
   if (is_eager) m.eager_execute.increment();
@@ -206,6 +196,45 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
     record->arguments = std::move(walked.arguments());
     record->computed = s.pending;
     record->outputs.assign(root_outputs.begin(), root_outputs.end());
+  }
+}
+}  // namespace
+
+void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecord* record) {
+  std::lock_guard lock(sync_mutex);
+  if (cause != SyncCause::eager_op) sync_metrics().sync.increment();
+  Scratch& s = scratch();
+  s.pending.clear();
+  s.roots.clear();
+  bool one_device = true;
+  for (TensorImpl* impl : impls) {
+    if (impl->is_pending()) {
+      one_device = one_device && (s.pending.empty() || impl->device() == s.pending.front()->device());
+      s.pending.push_back(impl);
+      s.roots.push_back(impl->pending());
+    }
+  }
+  if (s.pending.empty()) return;
+  if (one_device) return sync_device(s, s.pending.front()->device(), cause, record);
+  // Each device runs a program of its own, as PyTorch/XLA syncs per device. A value one device's program
+  // reads from another's (through a transfer) is computed by the program that needs it, unless an earlier
+  // program in this sync already computed it for its own tensor.
+  if (record)
+    throw Error("[compile] a compiled step whose results are on several devices (" + s.pending.front()->device().str() +
+                " and more) is not supported yet: move them to one device with .to(device)");
+  std::vector<TensorImpl*> all = std::move(s.pending);
+  std::vector<Device> order;
+  for (TensorImpl* impl : all)
+    if (std::find(order.begin(), order.end(), impl->device()) == order.end()) order.push_back(impl->device());
+  for (Device device : order) {
+    s.pending.clear();
+    s.roots.clear();
+    for (TensorImpl* impl : all) {
+      if (impl->device() != device || !impl->is_pending()) continue;
+      s.pending.push_back(impl);
+      s.roots.push_back(impl->pending());
+    }
+    sync_device(s, device, cause, nullptr);
   }
 }
 

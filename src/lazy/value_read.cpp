@@ -1,12 +1,14 @@
 // Reading values back to the host: item(), to_vector() and printing. Each syncs what the tensor needs.
 #include <cmath>
-#include <cstring>
+#include <span>
+#include <vector>
 #include <iomanip>
 #include <sstream>
 
 #include "core/elements.h"
 #include "core/step_recording.h"
 #include "lazy/sync.h"
+#include "runtime/transfer.h"
 #include "xlite/error.h"
 #include "xlite/metrics.h"
 #include "xlite/tensor.h"
@@ -23,16 +25,25 @@ const Buffer& materialized(const Tensor& t, const char* op) {
   return *impl->data();
 }
 
-double element_f(const Buffer& b, DType dtype, int64_t i) { return read_element_f64(b.data(), dtype, i); }
+// The value's bytes, copied to the host.
+struct HostCopy {
+  explicit HostCopy(const Buffer& b, size_t bytes) : bytes_(bytes) { runtime::to_host(b, bytes_); }
+  const void* data() const { return bytes_.data(); }
 
-int64_t element_i(const Buffer& b, DType dtype, int64_t i) {
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+double element_f(const HostCopy& b, DType dtype, int64_t i) { return read_element_f64(b.data(), dtype, i); }
+
+int64_t element_i(const HostCopy& b, DType dtype, int64_t i) {
   if (!is_floating(dtype)) return read_integer_element(b.data(), dtype, i);
   double v = element_f(b, dtype, i);
   return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
 }
 
 template <class T>
-T element_as(const Buffer& b, DType dtype, int64_t i) {
+T element_as(const HostCopy& b, DType dtype, int64_t i) {
   if constexpr (std::is_same_v<T, bool>) {
     return is_floating(dtype) ? element_f(b, dtype, i) != 0 : element_i(b, dtype, i) != 0;
   } else if constexpr (std::is_floating_point_v<T>) {
@@ -42,7 +53,7 @@ T element_as(const Buffer& b, DType dtype, int64_t i) {
   }
 }
 
-void print_values(std::ostream& os, const Buffer& b, DType dtype, const Shape& shape, size_t dim, int64_t& offset,
+void print_values(std::ostream& os, const HostCopy& b, DType dtype, const Shape& shape, size_t dim, int64_t& offset,
                   int indent) {
   if (dim == shape.size()) {
     if (is_floating(dtype))
@@ -72,7 +83,7 @@ template <class T>
 T Tensor::item() const {
   const Buffer& b = materialized(*this, "item");
   if (numel() != 1) throw Error("[item] needs a tensor of one element, got shape " + shape_str(shape()));
-  return element_as<T>(b, dtype(), 0);
+  return element_as<T>(HostCopy(b, dtype_size(dtype())), dtype(), 0);
 }
 
 template <class T>
@@ -81,13 +92,12 @@ std::vector<T> Tensor::to_vector() const {
   std::vector<T> out(numel());
   if constexpr (!std::is_same_v<T, bool>) {
     if (dtype_of<T>::value == dtype()) {
-      if (!out.empty()) std::memcpy(out.data(), b.data(), out.size() * sizeof(T));
+      runtime::to_host(b, std::as_writable_bytes(std::span(out)));
       return out;
     }
   }
-  {
-    for (int64_t i = 0; i < numel(); ++i) out[i] = element_as<T>(b, dtype(), i);
-  }
+  const HostCopy host(b, static_cast<size_t>(numel() * dtype_size(dtype())));
+  for (int64_t i = 0; i < numel(); ++i) out[i] = element_as<T>(host, dtype(), i);
   return out;
 }
 
@@ -104,7 +114,7 @@ XLITE_INSTANTIATE_READS(bool)
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "tensor(undefined)";
-  const Buffer& b = materialized(t, "print");
+  const HostCopy b(materialized(t, "print"), static_cast<size_t>(t.numel() * dtype_size(t.dtype())));
   std::ostringstream body;
   body << std::setprecision(6);
   int64_t offset = 0;

@@ -130,7 +130,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   auto heads_first = [&](const Tensor& p) { return transpose(reshape(p, {b, t, heads, dh}), 1, 2); };  // [B, H, T, dh]
   Tensor q = heads_first(parts[0]), k = heads_first(parts[1]), v = heads_first(parts[2]);
   Tensor scores = matmul(q, transpose(k, -1, -2)) * (1.0 / std::sqrt(static_cast<double>(dh)));
-  Tensor causal = tril(ones({t, t}, DType::bool_));
+  Tensor causal = tril(ones({t, t}, DType::bool_, x.device()));
   Tensor attention = softmax(where(causal, scores, -INFINITY), -1);
   Tensor y = reshape(transpose(matmul(attention, v), 1, 2), {b, t, d});
   return proj->forward(y);

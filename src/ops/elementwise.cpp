@@ -38,8 +38,9 @@ struct Operand {
   std::optional<Scalar> scalar;
 };
 
-Tensor as_operand_tensor(const Operand& o, DType dtype, const Shape& shape) {
-  Tensor t = o.tensor ? ops::convert_to(*o.tensor, dtype) : ops::scalar_tensor(*o.scalar, dtype);
+// A host scalar goes to the device of the tensor operand it meets.
+Tensor as_operand_tensor(const Operand& o, DType dtype, const Shape& shape, Device device) {
+  Tensor t = o.tensor ? ops::convert_to(*o.tensor, dtype) : ops::scalar_tensor(*o.scalar, dtype, device);
   return ops::broadcast_to_shape(t, shape);
 }
 
@@ -68,6 +69,7 @@ Tensor binary(const char* name, OpId op, BinaryKind kind, const Operand& a, cons
   OpScope scope(name);
   Shape shape;
   DType dtype = common_type(a, b, shape);
+  const Device device = a.tensor ? a.tensor->device() : b.tensor ? b.tensor->device() : Device{};
   switch (kind) {
     case BinaryKind::true_division:
       if (!is_floating(dtype)) dtype = ops::default_float();
@@ -78,20 +80,21 @@ Tensor binary(const char* name, OpId op, BinaryKind kind, const Operand& a, cons
         if (op == OpId::maximum || op == OpId::minimum) {
           // On bools, max is "or" and min is "and".
           OpId logical = op == OpId::maximum ? OpId::logical_or : OpId::logical_and;
-          return scope.finish(
-              ops::make(logical, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
+          return scope.finish(ops::make(
+              logical, {as_operand_tensor(a, dtype, shape, device), as_operand_tensor(b, dtype, shape, device)}));
         }
         if (op == OpId::add || op == OpId::mul) {
           OpId logical = op == OpId::add ? OpId::logical_or : OpId::logical_and;
-          return scope.finish(
-              ops::make(logical, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
+          return scope.finish(ops::make(
+              logical, {as_operand_tensor(a, dtype, shape, device), as_operand_tensor(b, dtype, shape, device)}));
         }
         ops::fail("bool tensors are not supported; convert them with .to()");
       }
       break;
     case BinaryKind::comparison: break;
   }
-  return scope.finish(ops::make(op, {as_operand_tensor(a, dtype, shape), as_operand_tensor(b, dtype, shape)}));
+  return scope.finish(
+      ops::make(op, {as_operand_tensor(a, dtype, shape, device), as_operand_tensor(b, dtype, shape, device)}));
 }
 
 Operand T(const Tensor& t) { return Operand{&t, std::nullopt}; }
@@ -182,8 +185,10 @@ Tensor where_impl(const Tensor& cond, const Operand& a, const Operand& b) {
     ops::fail("condition must be bool, got " + std::string(dtype_name(cond.dtype())));
   Shape shape = cond.shape();
   DType dtype = common_type(a, b, shape);
-  return scope.finish(ops::make(OpId::select, {ops::broadcast_to_shape(cond, shape), as_operand_tensor(a, dtype, shape),
-                                               as_operand_tensor(b, dtype, shape)}));
+  const Device device = cond.device();
+  return scope.finish(
+      ops::make(OpId::select, {ops::broadcast_to_shape(cond, shape), as_operand_tensor(a, dtype, shape, device),
+                               as_operand_tensor(b, dtype, shape, device)}));
 }
 }  // namespace
 

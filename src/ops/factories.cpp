@@ -12,7 +12,7 @@
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "ops/op_support.h"
-#include "runtime/allocator.h"
+#include "runtime/transfer.h"
 #include "xlite/factories.h"
 #include "xlite/metrics.h"
 #include "xlite/ops.h"
@@ -38,8 +38,8 @@ bool fills(Scalar value, DType dtype) {
 }
 
 Tensor upload(const void* data, size_t bytes, const Shape& shape, DType dtype, Device device) {
-  BufferPtr buffer = runtime::allocator(device).allocate(bytes);
-  if (bytes) std::memcpy(buffer->data(), data, bytes);
+  BufferPtr buffer =
+      runtime::from_host(std::span(static_cast<const std::byte*>(data), bytes), ops::existing_device(device));
   metrics::increment_counter("TransferToDevice");
   return Tensor(std::make_shared<TensorImpl>(std::move(buffer), shape, dtype, device));
 }
@@ -124,7 +124,7 @@ Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
   if (!fills(value, dtype))
     ops::fail("value " + (value.is_floating() ? ir::number_text(value.to_double()) : std::to_string(value.to_int())) +
               " cannot be represented in " + std::string(dtype_name(dtype)));
-  return scope.finish(ops::broadcast_to_shape(ops::scalar_tensor(value, dtype), shape));
+  return scope.finish(ops::broadcast_to_shape(ops::scalar_tensor(value, dtype, device), shape));
 }
 Tensor zeros(const Shape& shape, DType dtype, Device device) {
   OpScope scope("zeros");
@@ -170,8 +170,7 @@ Tensor arange(Scalar start, Scalar stop, Scalar step, Device device) {
   const auto n = static_cast<int64_t>(count);
   DType dtype = integral ? DType::i64 : ops::default_float();
   const Shape shape{n};
-  Tensor r = ops::make(OpId::iota, {},
-                       ir::IotaAttrs{.shape = shape, .dim = 0, .dtype = integral ? DType::i64 : DType::f64}.to_attrs());
+  Tensor r = ops::iota_along(shape, 0, integral ? DType::i64 : DType::f64, device);
   if (integral) {
     if (step.to_int() != 1) r = r * step;
     if (start.to_int() != 0) r = r + start;
@@ -188,7 +187,7 @@ Tensor eye(int64_t n, int64_t m, DType dtype, Device device) {
   if (m == -1) m = n;
   if (m < 0) ops::fail("m must be >= 0 (or -1 for m = n), got " + std::to_string(m));
   const Shape shape{n, m};
-  Tensor diagonal = eq(ops::iota_along(shape, 0, DType::i64), ops::iota_along(shape, 1, DType::i64));
+  Tensor diagonal = eq(ops::iota_along(shape, 0, DType::i64, device), ops::iota_along(shape, 1, DType::i64, device));
   return scope.finish(ops::convert_to(diagonal, dtype));
 }
 

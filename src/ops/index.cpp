@@ -116,7 +116,7 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   // The classes pass through an index_select of [0, num_classes), which computes nothing but raises for a
   // class out of range when the value is computed (instead of giving a silent all-zero row), and nothing
   // is read back to check them. Then each class is compared with every class number.
-  Tensor classes = ops::iota_along({num_classes}, 0, DType::i64);
+  Tensor classes = ops::iota_along({num_classes}, 0, DType::i64, x.device());
   Tensor checked = ops::make(OpId::index_select, {classes, reshape(x, {-1})}, ir::DimAttrs{.dim = 0}.to_attrs());
   Shape column = x.shape();
   column.push_back(1);

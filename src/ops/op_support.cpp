@@ -11,7 +11,8 @@
 #include "core/step_recording.h"
 #include "ir/op_attrs.h"
 #include "lazy/sync.h"
-#include "runtime/allocator.h"
+#include "core/check.h"
+#include "runtime/transfer.h"
 #include "xlite/metrics.h"
 #include "xlite/ops.h"
 
@@ -109,7 +110,7 @@ ir::NodePtr node_of(const Tensor& t) {
   return t.impl()->node();
 }
 
-Tensor wrap(ir::NodePtr node) { return Tensor(std::make_shared<TensorImpl>(std::move(node), Device{})); }
+Tensor wrap(ir::NodePtr node) { return Tensor(std::make_shared<TensorImpl>(std::move(node))); }
 
 Tensor fresh_handle(const Tensor& t) {
   const TensorImpl& impl = impl_of(t);
@@ -119,7 +120,7 @@ Tensor fresh_handle(const Tensor& t) {
   return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
 }
 
-Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs) {
+Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs, std::optional<Device> device) {
   std::vector<ir::NodePtr> nodes;
   nodes.reserve(operands.size());
   bool requires_grad = false;
@@ -131,9 +132,11 @@ Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs) {
     requires_grad = requires_grad || nodes.back()->requires_grad;
   }
   requires_grad = requires_grad && autograd::is_grad_enabled() && ir::is_differentiable(op);
+  if (device) existing_device(*device);
   std::array<bool, 3> needs_grad{};
   for (size_t k = 0; k < nodes.size() && k < needs_grad.size(); ++k) needs_grad[k] = nodes[k]->requires_grad;
-  std::shared_ptr<ir::Node> node = ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now, requires_grad);
+  std::shared_ptr<ir::Node> node =
+      ir::make_node(op, std::move(nodes), std::move(attrs), op_name_now, requires_grad, device);
   Tensor result = wrap(node);
   if (!requires_grad) return result;
   const autograd::SavedValues saved = autograd::saved_values(op, needs_grad);
@@ -149,37 +152,43 @@ Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs) {
   return result;
 }
 
-ir::NodePtr scalar_node(Scalar value, DType dtype) {
+Device existing_device(Device device) {
+  if (device.index < 0 || device.index >= device_count())
+    fail("no device " + device.str() + " (there are " + std::to_string(device_count()) +
+         "; XLITE_NUM_CPU_DEVICES sets how many)");
+  return device;
+}
+
+ir::NodePtr scalar_node(Scalar value, DType dtype, Device device) {
+  existing_device(device);
   double v = value.to_double();
   bool zero_or_one = (v == 0.0 && !std::signbit(v)) || v == 1.0;
   if (value.kind() != Scalar::Kind::floating) zero_or_one = value.to_int() == 0 || value.to_int() == 1;
   if (zero_or_one) {
-    return ir::make_node(ir::OpId::constant, {}, ir::ConstantAttrs{.value = v, .dtype = dtype}.to_attrs());
+    return ir::make_node(ir::OpId::constant, {}, ir::ConstantAttrs{.value = v, .dtype = dtype}.to_attrs(), "", false,
+                         device);
   }
-  BufferPtr buffer = runtime::allocator(Device{}).allocate(dtype_size(dtype));
-  void* p = buffer->data();
+  auto upload = [&](auto host_value, DType as) {
+    metrics::increment_counter("TransferToDevice");
+    return ir::make_parameter(runtime::from_host(std::as_bytes(std::span(&host_value, 1)), device), {}, as);
+  };
   switch (dtype) {
-    case DType::f32: *static_cast<float*>(p) = static_cast<float>(v); break;
-    case DType::f64: *static_cast<double*>(p) = v; break;
-    case DType::i32: *static_cast<int32_t*>(p) = static_cast<int32_t>(static_cast<uint32_t>(value.to_int())); break;
-    case DType::i64: *static_cast<int64_t*>(p) = value.to_int(); break;
-    case DType::u8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(value.to_int()); break;
-    case DType::bool_: *static_cast<uint8_t*>(p) = v != 0; break;
+    case DType::f32: return upload(static_cast<float>(v), dtype);
+    case DType::f64: return upload(v, dtype);
+    case DType::i32: return upload(static_cast<int32_t>(static_cast<uint32_t>(value.to_int())), dtype);
+    case DType::i64: return upload(value.to_int(), dtype);
+    case DType::u8: return upload(static_cast<uint8_t>(value.to_int()), dtype);
+    case DType::bool_: return upload(static_cast<uint8_t>(v != 0), dtype);
     case DType::f16:
-    case DType::bf16: {
+    case DType::bf16:
       // Upload as f32 and convert on the device, so that there is one rounding rule for 16-bit floats.
-      BufferPtr wide = runtime::allocator(Device{}).allocate(4);
-      *wide->as<float>() = static_cast<float>(v);
-      metrics::increment_counter("TransferToDevice");
-      return ir::make_node(ir::OpId::convert, {ir::make_parameter(wide, {}, DType::f32)},
+      return ir::make_node(ir::OpId::convert, {upload(static_cast<float>(v), DType::f32)},
                            ir::ConvertAttrs{.dtype = dtype}.to_attrs());
-    }
   }
-  metrics::increment_counter("TransferToDevice");
-  return ir::make_parameter(std::move(buffer), {}, dtype);
+  XLITE_FAIL("[scalar] unknown dtype");
 }
 
-Tensor scalar_tensor(Scalar value, DType dtype) { return wrap(scalar_node(value, dtype)); }
+Tensor scalar_tensor(Scalar value, DType dtype, Device device) { return wrap(scalar_node(value, dtype, device)); }
 
 int64_t normalize_dim(int64_t dim, int64_t rank) {
   int64_t r = std::max<int64_t>(rank, 1);  // a 0-dim tensor accepts dim 0 and -1, like PyTorch
@@ -214,8 +223,13 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-Tensor iota_along(const Shape& shape, int64_t dim, DType dtype) {
-  return make(ir::OpId::iota, {}, ir::IotaAttrs{.shape = shape, .dim = dim, .dtype = dtype}.to_attrs());
+Tensor transfer_to(const Tensor& t, Device device) {
+  if (impl_of(t).device() == device) return t;
+  return make(ir::OpId::transfer, {t}, {}, device);
+}
+
+Tensor iota_along(const Shape& shape, int64_t dim, DType dtype, Device device) {
+  return make(ir::OpId::iota, {}, ir::IotaAttrs{.shape = shape, .dim = dim, .dtype = dtype}.to_attrs(), device);
 }
 
 Tensor convert_to(const Tensor& t, DType dtype) {

@@ -2,6 +2,7 @@
 // What every public op needs: the op scope (error names, tracing time, eager execution), turning
 // tensors and scalars into IR operands of one dtype and shape, and argument checks.
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,19 +54,27 @@ ir::NodePtr node_of(const Tensor& t);
 Tensor wrap(ir::NodePtr node);
 // The same value under a new handle, so that an in-place op on the result cannot touch the input.
 Tensor fresh_handle(const Tensor& t);
-Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs = {});
+// The result is on the operands' device; an op without operands (a leaf) and a transfer take `device`.
+Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs = {}, std::optional<Device> device = {});
 // The same for a list written at the call: no vector is built (every eager op calls this).
-inline Tensor make(ir::OpId op, std::initializer_list<Tensor> operands, ir::Attrs attrs = {}) {
-  return make(op, std::span<const Tensor>(operands.begin(), operands.size()), std::move(attrs));
+inline Tensor make(ir::OpId op, std::initializer_list<Tensor> operands, ir::Attrs attrs = {},
+                   std::optional<Device> device = {}) {
+  return make(op, std::span<const Tensor>(operands.begin(), operands.size()), std::move(attrs), device);
 }
 
-// iota: along `dim` of `shape`, each element its index on that dim.
-Tensor iota_along(const Shape& shape, int64_t dim, DType dtype);
+// The device, or an error naming the current op when there is no such device.
+Device existing_device(Device device);
 
-// A scalar as a 0-dim node of the dtype: 0 and 1 are baked in as constants, any other value is uploaded
-// as a parameter so that a new value does not recompile.
-ir::NodePtr scalar_node(Scalar value, DType dtype);
-Tensor scalar_tensor(Scalar value, DType dtype);
+// The tensor's value on `device`: the tensor itself when it is there already, else a transfer.
+Tensor transfer_to(const Tensor& t, Device device);
+
+// iota: along `dim` of `shape`, each element its index on that dim.
+Tensor iota_along(const Shape& shape, int64_t dim, DType dtype, Device device);
+
+// A scalar as a 0-dim node of the dtype on the device: 0 and 1 are baked in as constants, any other value is
+// uploaded as a parameter so that a new value does not recompile.
+ir::NodePtr scalar_node(Scalar value, DType dtype, Device device);
+Tensor scalar_tensor(Scalar value, DType dtype, Device device);
 
 // dims checks (negative dims count from the end).
 int64_t normalize_dim(int64_t dim, int64_t rank);

@@ -49,7 +49,7 @@ Tensor arg_reduce(const char* name, OpId op, const Tensor& x, int64_t dim, bool 
   OpScope scope(name);
   const TensorImpl& impl = ops::impl_of(x);
   int64_t d = ops::normalize_dim(dim, impl.shape().size());
-  if (impl.shape().empty()) return scope.finish(ops::scalar_tensor(0, DType::i64));
+  if (impl.shape().empty()) return scope.finish(ops::scalar_tensor(0, DType::i64, impl.device()));
   if (impl.shape()[d] == 0) ops::fail("cannot reduce over dim " + std::to_string(dim) + " of size 0");
   Tensor in = impl.dtype() == DType::bool_ ? ops::convert_to(x, DType::u8) : x;
   return scope.finish(ops::make(op, {in}, ir::ArgReduceAttrs{.dim = d, .keepdim = keepdim}.to_attrs()));

@@ -34,11 +34,11 @@ Tensor triangle(const char* name, const Tensor& x, int64_t diagonal, bool lower)
   OpScope scope(name);
   if (ops::impl_of(x).shape().size() < 2) ops::fail("needs a tensor of rank >= 2, got " + shape_str(x.shape()));
   int64_t rows = x.shape()[x.dim() - 2], cols = x.shape()[x.dim() - 1];
-  Tensor row = ops::iota_along({rows, cols}, 0, DType::i64);
-  Tensor col = ops::iota_along({rows, cols}, 1, DType::i64);
+  Tensor row = ops::iota_along({rows, cols}, 0, DType::i64, x.device());
+  Tensor col = ops::iota_along({rows, cols}, 1, DType::i64, x.device());
   Tensor offset = col - row;
   Tensor keep = lower ? offset <= diagonal : offset >= diagonal;
-  return scope.finish(where(keep, x, zeros({}, x.dtype())));
+  return scope.finish(where(keep, x, zeros({}, x.dtype(), x.device())));
 }
 }  // namespace
 

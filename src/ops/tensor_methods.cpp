@@ -54,7 +54,9 @@ XLITE_IN_PLACE(div_, div)
 Tensor& Tensor::copy_(const Tensor& src) {
   ops::OpScope scope("copy_");
   const TensorImpl& impl = ops::impl_of(*this);
-  Tensor value = ops::convert_to(ops::broadcast_to_shape(src, impl.shape()), impl.dtype());
+  // Like PyTorch's copy_, from any device: the value moves to this tensor's.
+  Tensor value =
+      ops::convert_to(ops::broadcast_to_shape(ops::transfer_to(src, impl.device()), impl.shape()), impl.dtype());
   return assign_(scope.finish(ops::fresh_handle(value)));
 }
 
@@ -69,6 +71,11 @@ Tensor& Tensor::fill_(Scalar value) {
 Tensor Tensor::to(DType dtype) const {
   ops::OpScope scope("to");
   return scope.finish(ops::fresh_handle(ops::convert_to(*this, dtype)));
+}
+
+Tensor Tensor::to(Device device) const {
+  ops::OpScope scope("to");
+  return scope.finish(ops::fresh_handle(ops::transfer_to(*this, ops::existing_device(device))));
 }
 
 Tensor Tensor::sum() const { return xlite::sum(*this); }

@@ -16,17 +16,21 @@ void check_lr(double lr) {
 }  // namespace
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
-  for (const Tensor& p : params_)
+  for (const Tensor& p : params_) {
     if (!p.requires_grad()) throw Error("[optimizer] every parameter must require grad");
+    if (p.device() != params_[0].device())
+      throw Error("[optimizer] parameters on " + params_[0].device().str() + " and " + p.device().str() +
+                  ": one optimizer updates the parameters of one device");
+  }
   check_lr(lr);
-  lr_tensor_ = tensor(lr);
+  lr_tensor_ = tensor(lr, device());
 }
 
 void Optimizer::set_lr(double lr) {
   check_lr(lr);
   lr_ = lr;
   // An upload, not fill_: fill_ folds 0 and 1 into the graph as constants, which would recompile.
-  lr_tensor_.copy_(tensor(lr));
+  lr_tensor_.copy_(tensor(lr, device()));
 }
 
 void Optimizer::zero_grad() {
@@ -70,7 +74,7 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
       *slot.tensor = Tensor();  // a state saved before its first step: the next step starts it afresh
       continue;
     }
-    if (!slot.tensor->defined()) *slot.tensor = zeros(slot.shape, slot.dtype);
+    if (!slot.tensor->defined()) *slot.tensor = zeros(slot.shape, slot.dtype, device());
     slot.tensor->copy_(it->second);
   }
 }
@@ -116,7 +120,7 @@ Adam::Adam(std::vector<Tensor> params, double lr, AdamOptions options)
     m_.push_back(zeros_like(p));
     v_.push_back(zeros_like(p));
   }
-  steps_ = zeros({}, DType::f64);
+  steps_ = zeros({}, DType::f64, device());
 }
 
 void Adam::step() {

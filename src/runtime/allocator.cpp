@@ -106,9 +106,15 @@ void CachingAllocator::empty_cache() {
 }
 
 CachingAllocator& allocator(Device device) {
-  // Never destroyed: buffers held by static tensors may be released during exit.
-  static CachingAllocator* cpu = new CachingAllocator(Device{DeviceKind::cpu, 0});
-  return *cpu;
+  // One per device, made together on first use and never destroyed: buffers held by static tensors may be
+  // released during exit.
+  static const std::vector<CachingAllocator*> per_device = [] {
+    std::vector<CachingAllocator*> all;
+    for (Device d : devices()) all.push_back(new CachingAllocator(d));
+    return all;
+  }();
+  if (device.index < 0 || device.index >= static_cast<int>(per_device.size())) xlite::device(device.index);  // throws
+  return *per_device[device.index];
 }
 
 }  // namespace xlite::runtime

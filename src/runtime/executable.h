@@ -15,6 +15,13 @@ struct Graph;
 
 namespace xlite::runtime {
 
+// Where a run's work goes: the device the program was compiled for, and a stream slot on it (CPU devices run
+// each program to its end on the calling thread and have only slot 0; a CUDA target will map slots to streams).
+struct RunOn {
+  Device device;
+  int32_t stream = 0;
+};
+
 // An argument whose buffer no one else can observe: the backend may write that output into it.
 struct Donation {
   int32_t output;    // position in the graph's outputs
@@ -24,10 +31,17 @@ struct Donation {
 class Executable {
  public:
   virtual ~Executable() = default;
-  // args are in parameter order; returns one buffer per graph output. Errors found while computing
-  // (an index out of range, memory) are thrown as xlite::Error. Donations are offers, not orders.
-  virtual std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations) = 0;
-  std::vector<BufferPtr> run(std::span<const BufferPtr> args) { return run(args, {}); }
+  // args are in parameter order, each on its parameter's device; returns one buffer per graph output. Errors
+  // found while computing (an index out of range, memory) are thrown as xlite::Error, and so is a run on
+  // another device than device(). Donations are offers, not orders.
+  virtual std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations,
+                                     const RunOn& on) = 0;
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations) {
+    return run(args, donations, RunOn{device()});
+  }
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args) { return run(args, {}, RunOn{device()}); }
+  // The device the program runs on (ir::home_device of its graph).
+  virtual Device device() const = 0;
   // Bytes by kind, from the buffer plan (see xlite::debug::MemoryStats).
   virtual debug::MemoryStats memory_stats() const = 0;
 };

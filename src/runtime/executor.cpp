@@ -11,6 +11,7 @@
 #include "runtime/allocator.h"
 #include "runtime/program.h"
 #include "runtime/step_profile.h"
+#include "runtime/transfer.h"
 #include "xlite/error.h"
 
 namespace xlite::runtime {
@@ -38,11 +39,13 @@ class Executor final : public Executable {
     const ir::Graph& graph = program_.graph;
     const auto& steps = program_.steps;
     parameter_instr_.assign(graph.num_parameters, -1);
+    parameter_device_.assign(graph.num_parameters, Device{});
     argument_of_instr_.assign(graph.instrs.size(), -1);
     for (size_t i = 0; i < graph.instrs.size(); ++i) {
       if (graph.instrs[i].op != ir::OpId::parameter) continue;
       const auto argument = static_cast<int32_t>(ir::ParameterAttrs::of(graph.instrs[i].attrs).index);
       parameter_instr_[argument] = static_cast<int32_t>(i);
+      parameter_device_[argument] = graph.instrs[i].device;
       argument_of_instr_[i] = argument;
     }
     output_is_last_use_.assign(graph.outputs.size(), true);
@@ -71,6 +74,7 @@ class Executor final : public Executable {
     if (!step.may_write_into_argument) return -1;
     if (it->second <= last_raising_step_) return -1;
     if (ir::value_bytes(graph.instrs[param]) != ir::value_bytes(graph.instrs[out])) return -1;
+    if (graph.instrs[param].device != graph.instrs[out].device) return -1;
     for (int32_t o : graph.outputs)
       if (o == param) return -1;                    // the argument is itself a result
     if (last_read_[param] > it->second) return -1;  // read after the output is written
@@ -81,12 +85,11 @@ class Executor final : public Executable {
     return it->second;
   }
 
-  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations) override {
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const Donation> donations,
+                             const RunOn& on) override {
     const ir::Graph& graph = program_.graph;
     const auto& steps = program_.steps;
-    XLITE_CHECK(
-        static_cast<int64_t>(args.size()) == graph.num_parameters,
-        "[run] expected " + std::to_string(graph.num_parameters) + " arguments, got " + std::to_string(args.size()));
+    check_run(on, program_.device, args, parameter_device_);
     std::unordered_map<int64_t, BufferPtr> donated;  // step -> buffer to write into
     for (const Donation& d : donations)
       if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
@@ -102,7 +105,7 @@ class Executor final : public Executable {
     if (first_donated < static_cast<int64_t>(steps.size())) preallocated.resize(steps.size());
     for (size_t s = first_donated; s < steps.size(); ++s)
       if (!donated.count(static_cast<int64_t>(s)) && !steps[s].replaces_output)
-        preallocated[s] = allocator(Device{}).allocate(static_cast<size_t>(steps[s].output_bytes));
+        preallocated[s] = allocate_output(steps[s]);
     // Each value by instruction (RunValues).
     std::pmr::vector<Buffer*> values(graph.instrs.size(), nullptr, &arena);
     std::pmr::vector<BufferPtr> owned(graph.instrs.size(), &arena);
@@ -114,10 +117,9 @@ class Executor final : public Executable {
       const ProgramStep& step = steps[s];
       const int64_t started = profiles_.empty() ? 0 : now_ns();
       auto given = donated.find(static_cast<int64_t>(s));
-      BufferPtr out = given != donated.end() ? given->second
-                      : !preallocated.empty() && preallocated[s]
-                          ? std::move(preallocated[s])
-                          : allocator(Device{}).allocate(static_cast<size_t>(step.output_bytes));
+      BufferPtr out = given != donated.end()                     ? given->second
+                      : !preallocated.empty() && preallocated[s] ? std::move(preallocated[s])
+                                                                 : allocate_output(step);
       const StepInputs inputs(step.inputs, run_values);
       if (std::optional<StepFailure> failed = step.thunk->run(inputs, &out)) failure.note(std::move(*failed));
       if (!profiles_.empty()) profiles_[s]->add(now_ns() - started);
@@ -139,10 +141,16 @@ class Executor final : public Executable {
   }
 
   debug::MemoryStats memory_stats() const override { return program_.stats; }
+  Device device() const override { return program_.device; }
 
  private:
+  BufferPtr allocate_output(const ProgramStep& step) const {
+    return allocator(program_.graph.instrs[step.root].device).allocate(static_cast<size_t>(step.output_bytes));
+  }
+
   Program program_;
   std::vector<int32_t> parameter_instr_;          // per argument: the instruction that reads it
+  std::vector<Device> parameter_device_;          // per argument: where it must live
   std::vector<int32_t> argument_of_instr_;        // per instruction: its argument, or -1
   std::vector<bool> output_is_last_use_;          // per output: no later output is the same value
   std::vector<int64_t> last_read_;                // per instruction: the last step that reads it

@@ -1,7 +1,7 @@
 #pragma once
 // A compiled program: an ordered list of steps, each a thunk that computes one value of the graph (a
-// generated kernel, a library call, a fallback to the reference evaluator; custom calls, copies and
-// collectives later). Targets lower fused regions into thunks (compiler/target.h); one executor runs every
+// generated kernel, a library call, a fallback to the reference evaluator, a copy between devices; custom
+// calls and collectives later). Targets lower fused regions into thunks (compiler/target.h); one executor runs every
 // target's programs: it allocates each step's output, frees values after their last read, writes into
 // donated arguments where that is safe, raises the failure the uncompiled program would raise, and times
 // steps under XLITE_PROFILE. Nothing here knows what an op computes.
@@ -80,6 +80,7 @@ struct Program {
   std::vector<ProgramStep> steps;                 // in execution order
   std::vector<std::vector<int32_t>> freed_after;  // per step: the values whose last read it is
   debug::MemoryStats stats;
+  Device device;  // what it is compiled for (ir::home_device); each step's output goes on its root's device
 };
 
 // The executor for a program, as the Executable the lazy layer runs.

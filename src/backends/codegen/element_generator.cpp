@@ -529,7 +529,8 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
     case OpClass::ArgReduce:
     case OpClass::ScatterAdd:
     case OpClass::Dot:
-    case OpClass::Conv: break;  // regions of their own (fusion.cpp)
+    case OpClass::Conv:
+    case OpClass::Transfer: break;  // regions of their own (fusion.cpp)
   }
   XLITE_FAIL("[codegen] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
 }

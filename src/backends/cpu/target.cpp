@@ -236,6 +236,7 @@ class CpuTarget final : public compiler::Target {
         lowered.thunk = std::make_unique<FallbackThunk>(region);
         lowered.replaces_output = true;
         break;
+      case RegionKind::Transfer: XLITE_FAIL("[cpu] a transfer reached the target; the runtime copies it");
     }
     return lowered;
   }

@@ -6,6 +6,7 @@
 #include "compiler/passes/passes.h"
 #include "core/check.h"
 #include "ir/op_attrs.h"
+#include "runtime/transfer.h"
 
 namespace xlite::backends::reference {
 
@@ -27,7 +28,10 @@ namespace {
 
 class ReferenceExecutable final : public runtime::Executable {
  public:
-  explicit ReferenceExecutable(ir::Graph graph) : graph_(std::move(graph)) {
+  explicit ReferenceExecutable(ir::Graph graph) : graph_(std::move(graph)), device_(ir::home_device(graph_)) {
+    parameter_device_.assign(graph_.num_parameters, Device{});
+    for (const ir::Instr& instr : graph_.instrs)
+      if (instr.op == ir::OpId::parameter) parameter_device_[ir::ParameterAttrs::of(instr.attrs).index] = instr.device;
     last_use_.assign(graph_.instrs.size(), -1);
     for (size_t i = 0; i < graph_.instrs.size(); ++i)
       for (int32_t o : graph_.instrs[i].operands) last_use_[o] = static_cast<int64_t>(i);
@@ -35,10 +39,9 @@ class ReferenceExecutable final : public runtime::Executable {
   }
 
   // The oracle never reuses argument buffers: it is the plain semantics that donation must match.
-  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const runtime::Donation>) override {
-    XLITE_CHECK(
-        static_cast<int64_t>(args.size()) == graph_.num_parameters,
-        "[run] expected " + std::to_string(graph_.num_parameters) + " arguments, got " + std::to_string(args.size()));
+  std::vector<BufferPtr> run(std::span<const BufferPtr> args, std::span<const runtime::Donation>,
+                             const runtime::RunOn& on) override {
+    runtime::check_run(on, device_, args, parameter_device_);
     const KernelTable& table = kernels();
     std::vector<Value> values(graph_.instrs.size());
     std::vector<const Value*> operands;
@@ -54,7 +57,7 @@ class ReferenceExecutable final : public runtime::Executable {
       } else {
         operands.clear();
         for (int32_t o : instr.operands) operands.push_back(&values[o]);
-        values[i] = allocate_value(instr.shape, instr.dtype);
+        values[i] = allocate_value(instr.shape, instr.dtype, instr.device);
         table[static_cast<int>(instr.op)](instr, operands, values[i]);
       }
       for (int32_t o : instr.operands)
@@ -77,8 +80,12 @@ class ReferenceExecutable final : public runtime::Executable {
     return compiler::plan_memory(graph_, writes, reads);
   }
 
+  Device device() const override { return device_; }
+
  private:
   ir::Graph graph_;
+  Device device_;
+  std::vector<Device> parameter_device_;
   std::vector<int64_t> last_use_;
 };
 

@@ -271,7 +271,8 @@ void register_elementwise_kernels(KernelTable& table) {
       case ir::OpClass::IndexSelect:
       case ir::OpClass::ScatterAdd:
       case ir::OpClass::Dot:
-      case ir::OpClass::Conv: break;  // registered by their own files
+      case ir::OpClass::Conv:
+      case ir::OpClass::Transfer: break;  // registered by their own files
     }
   }
   table[static_cast<int>(OpId::constant)] = constant;

@@ -29,7 +29,7 @@ void register_index_kernels(KernelTable& table);
 void register_dot_kernels(KernelTable& table);
 void register_conv_kernels(KernelTable& table);
 
-Value allocate_value(const Shape& shape, DType dtype);
+Value allocate_value(const Shape& shape, DType dtype, Device device);
 
 double load_f(const Value& v, int64_t i);
 int64_t load_i(const Value& v, int64_t i);

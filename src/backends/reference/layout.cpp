@@ -3,6 +3,7 @@
 
 #include "backends/reference/kernels.h"
 #include "ir/op_attrs.h"
+#include "runtime/transfer.h"
 
 namespace xlite::backends::reference {
 namespace {
@@ -97,6 +98,11 @@ void pad(const ir::Instr& instr, std::span<const Value* const> in, Value& out) {
 
 }  // namespace
 
+// The output was allocated on the transfer's device.
+void transfer(const ir::Instr&, std::span<const Value* const> in, Value& out) {
+  runtime::copy_between_devices(*in[0]->buffer, *out.buffer);
+}
+
 void register_layout_kernels(KernelTable& table) {
   table[static_cast<int>(OpId::reshape)] = reshape;
   table[static_cast<int>(OpId::transpose)] = transpose;
@@ -105,6 +111,7 @@ void register_layout_kernels(KernelTable& table) {
   table[static_cast<int>(OpId::flip)] = flip;
   table[static_cast<int>(OpId::concat)] = concat;
   table[static_cast<int>(OpId::pad)] = pad;
+  table[static_cast<int>(OpId::transfer)] = transfer;
 }
 
 }  // namespace xlite::backends::reference

@@ -8,9 +8,9 @@
 
 namespace xlite::backends::reference {
 
-Value allocate_value(const Shape& shape, DType dtype) {
+Value allocate_value(const Shape& shape, DType dtype, Device device) {
   int64_t n = numel(shape);
-  BufferPtr buffer = runtime::allocator(Device{}).allocate(static_cast<size_t>(n * dtype_size(dtype)));
+  BufferPtr buffer = runtime::allocator(device).allocate(static_cast<size_t>(n * dtype_size(dtype)));
   return Value{std::move(buffer), shape, dtype, n};
 }
 

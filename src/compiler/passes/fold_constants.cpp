@@ -8,6 +8,7 @@
 #include "compiler/passes/rewriter.h"
 #include "core/elements.h"
 #include "ir/op_attrs.h"
+#include "runtime/transfer.h"
 #include "xlite/error.h"
 
 namespace xlite::compiler::passes {
@@ -30,7 +31,9 @@ std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
   g.outputs = {static_cast<int32_t>(g.instrs.size() - 1)};
   try {
     auto result = backends::reference::compile(g)->run({});
-    double value = read_element_f64(result[0]->data(), instr.dtype, 0);
+    std::vector<std::byte> host(dtype_size(instr.dtype));
+    runtime::to_host(*result[0], host);
+    double value = read_element_f64(host.data(), instr.dtype, 0);
     if (!is_floating(instr.dtype) && std::fabs(value) > 9007199254740992.0)
       return std::nullopt;  // not exact in a double
     return value;
@@ -48,7 +51,7 @@ ir::Graph fold_constants(const ir::Graph& graph) {
     for (int32_t o : instr.operands) all_constant = all_constant && rw.at(o).op == OpId::constant;
     if (all_constant) {
       if (auto value = evaluate(rw, instr)) {
-        Instr constant{OpId::constant, {}, {}, {}, instr.dtype, instr.origin};
+        Instr constant{OpId::constant, {}, {}, {}, instr.dtype, instr.origin, instr.device};
         constant.attrs = ir::ConstantAttrs{.value = *value, .dtype = instr.dtype}.to_attrs();
         instr = std::move(constant);
       }

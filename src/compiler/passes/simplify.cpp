@@ -47,6 +47,12 @@ std::optional<int32_t> identity_of(const Rewriter& rw, const Instr& instr) {
     case OpId::neg:
       if (operand(0).op == instr.op) return operand(0).operands[0];
       break;
+    case OpId::transfer:
+      // A copy to the device the value is on, or back to the device it came from, moves nothing.
+      if (operand(0).device == instr.device) return instr.operands[0];
+      if (operand(0).op == OpId::transfer && rw.at(operand(0).operands[0]).device == instr.device)
+        return operand(0).operands[0];
+      break;
     case OpId::logical_not:
       // not(not x) is x only for bool x; for numbers it is x != 0.
       if (operand(0).op == instr.op && rw.at(operand(0).operands[0]).dtype == DType::bool_)
@@ -119,7 +125,8 @@ Instr matrix_transpose(int32_t operand, const Instr& of) {
   std::swap(perm[r - 2], perm[r - 1]);
   Shape shape = of.shape;
   std::swap(shape[r - 2], shape[r - 1]);
-  return Instr{OpId::transpose, {operand}, ir::TransposeAttrs{.perm = perm}.to_attrs(), shape, of.dtype, of.origin};
+  return Instr{OpId::transpose, {operand}, ir::TransposeAttrs{.perm = perm}.to_attrs(), shape, of.dtype,
+               of.origin,       of.device};
 }
 
 // (a b)^T = b^T a^T: the GEMM then writes the transposed product itself, reading its operands through
@@ -132,7 +139,7 @@ std::optional<int32_t> transposed_product(Rewriter& rw, const Instr& instr, int 
   const Instr a = rw.at(product.operands[0]), b = rw.at(product.operands[1]);
   const int32_t bt = rw.append(matrix_transpose(product.operands[1], b));
   const int32_t at = rw.append(matrix_transpose(product.operands[0], a));
-  return rw.append(Instr{OpId::dot, {bt, at}, {}, instr.shape, instr.dtype, product.origin});
+  return rw.append(Instr{OpId::dot, {bt, at}, {}, instr.shape, instr.dtype, product.origin, product.device});
 }
 }  // namespace
 

@@ -1,0 +1,38 @@
+#pragma once
+// Moving bytes between the host and devices, and between devices. Code outside the backends and the
+// runtime reads and writes buffer contents only through these, so that a device whose memory the host
+// cannot address (a GPU) needs changes here and nowhere else. They count nothing: the public ops that move
+// user data count TransferToDevice and TransferFromDevice.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "core/buffer.h"
+#include "runtime/program.h"
+
+namespace xlite::runtime {
+
+// Copies the first dst.size() bytes of src to host memory.
+void to_host(const Buffer& src, std::span<std::byte> dst);
+// Copies host bytes into the start of dst.
+void from_host(std::span<const std::byte> src, Buffer& dst);
+// A new buffer on `device` holding the bytes.
+BufferPtr from_host(std::span<const std::byte> src, Device device);
+// Lends the buffer's bytes to host code: directly for memory the host addresses (every CPU device),
+// through a staging copy otherwise. For readers of large data (checkpoints) that must not copy it.
+void read_on_host(const Buffer& buffer, const std::function<void(std::span<const std::byte>)>& read);
+void write_on_host(Buffer& buffer, const std::function<void(std::span<std::byte>)>& write);
+// Copies src's bytes into dst, which may be on another device.
+void copy_between_devices(const Buffer& src, Buffer& dst);
+
+// The thunk of a transfer step: its one input copied into the output, which the executor allocated on
+// the transfer's device.
+std::unique_ptr<Thunk> make_transfer_thunk();
+
+// What every executable checks before it runs: the argument count, the device it is run on against the
+// one it was compiled for, and each argument's device against its parameter's.
+void check_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
+               std::span<const Device> parameter_devices);
+
+}  // namespace xlite::runtime
