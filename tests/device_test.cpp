@@ -18,9 +18,7 @@ namespace xl = xlite;
 
 namespace {
 
-void RequireDevices() {
-  ASSERT_GE(xl::device_count(), 4) << "run under ctest, or with XLITE_NUM_CPU_DEVICES=4";
-}
+void RequireDevices() { ASSERT_GE(xl::device_count(), 4) << "run under ctest, or with XLITE_NUM_CPU_DEVICES=4"; }
 
 std::string ErrorOf(const std::function<void()>& f) {
   try {
@@ -98,8 +96,8 @@ TEST(Devices, ToMovesTheValueLazilyAndEagerly) {
     EXPECT_EQ(moved.device(), xl::device(2));
     xl::Tensor back = (moved * 2.0).to(xl::device(0)) + x;
     EXPECT_EQ(back.device(), xl::device(0));
-    xlite_test::ExpectClose(back.to_vector<float>(), {2 * std::exp(1.0) + 1, 2 * std::exp(-2.0) - 2,
-                                                      2 * std::exp(3.0) + 3});
+    xlite_test::ExpectClose(back.to_vector<float>(),
+                            {2 * std::exp(1.0) + 1, 2 * std::exp(-2.0) - 2, 2 * std::exp(3.0) + 3});
     xl::sync({moved});
     EXPECT_EQ(moved.impl()->data()->device(), xl::device(2));
     // Moving to the device a tensor is on moves nothing.
@@ -181,7 +179,8 @@ TEST(Devices, TrainingOnAnotherDeviceAndOneOptimizerPerDevice) {
 TEST(Devices, ACompiledStepWithResultsOnTwoDevicesRaises) {
   RequireDevices();
   xl::Tensor a = xl::ones({2}, xl::DType::f32, xl::device(0));
-  auto step = xl::compile([&](const xl::Tensor& x) { return std::vector<xl::Tensor>{x * 2.0, (x * 3.0).to(xl::device(1))}; });
+  auto step =
+      xl::compile([&](const xl::Tensor& x) { return std::vector<xl::Tensor>{x * 2.0, (x * 3.0).to(xl::device(1))}; });
   const std::string message = ErrorOf([&] { step(a); });
   EXPECT_NE(message.find("several devices"), std::string::npos) << message;
 }

@@ -2,6 +2,7 @@
 // Looking inside: the pending graph as text and why the last sync happened.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xlite/tensor.h"
@@ -36,4 +37,14 @@ struct MemoryStats {
 // Compiles (through the cache) the pending graph of these tensors and reports its memory plan.
 MemoryStats memory_stats(const std::vector<Tensor>& tensors);
 
+// The runtime context: every piece of process-wide state made so far, by name, with what it holds now
+// ({"executable cache", "12 of 2048 programs"}, {"allocators", "cpu:0: 4096 B used, 0 B cached"}, ...).
+std::vector<std::pair<std::string, std::string>> runtime_state();
+
 }  // namespace xlite::debug
+
+namespace xlite {
+// Empties every cache (like jax.clear_caches()): compiled programs, compiled kernels, and the freed memory
+// the allocators keep. The next sync of each graph compiles it again; tensors and compiled steps keep working.
+void clear_caches();
+}  // namespace xlite

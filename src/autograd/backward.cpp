@@ -2,6 +2,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/runtime_context.h"
 #include "autograd/grad_mode.h"
 #include "autograd/vjp.h"
 #include "core/tensor_impl.h"
@@ -19,15 +20,16 @@ struct CustomRule {
   std::vector<ir::NodePtr> inputs;
   CustomBackward backward;
 };
-struct CustomRules {
-  std::mutex mutex;
+struct CustomRules final : RuntimeState {
+  mutable std::mutex mutex;
   std::unordered_map<const ir::Node*, CustomRule> rules;
   size_t purge_at = 64;
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    return std::to_string(rules.size()) + " rules";
+  }
 };
-CustomRules& custom_rules() {
-  static CustomRules* r = new CustomRules();
-  return *r;
-}
+CustomRules& custom_rules() { return runtime_context::state<CustomRules>("custom gradients"); }
 const CustomRule* custom_rule(const ir::Node* node) {
   CustomRules& r = custom_rules();
   std::lock_guard lock(r.mutex);

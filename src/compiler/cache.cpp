@@ -1,5 +1,6 @@
 #include "compiler/cache.h"
 #include "core/environment.h"
+#include "core/runtime_context.h"
 
 namespace xlite::compiler {
 
@@ -43,10 +44,16 @@ void ExecutableCache::clear() {
   index_.clear();
 }
 
-ExecutableCache& executable_cache() {
-  // Never destroyed: executables may be in use during exit.
-  static ExecutableCache* cache = new ExecutableCache(static_cast<size_t>(env::settings().cache_size));
-  return *cache;
-}
+namespace {
+struct ProcessCache final : RuntimeState {
+  ExecutableCache cache{static_cast<size_t>(env::settings().cache_size)};
+  std::string describe() const override {
+    return std::to_string(cache.size()) + " of " + std::to_string(cache.capacity()) + " programs";
+  }
+  void clear_cache() override { cache.clear(); }
+};
+}  // namespace
+
+ExecutableCache& executable_cache() { return runtime_context::state<ProcessCache>("executable cache").cache; }
 
 }  // namespace xlite::compiler

@@ -7,21 +7,26 @@
 #include "compiler/cache.h"
 #include "compiler/pipeline.h"
 #include "core/environment.h"
+#include "core/runtime_context.h"
 #include "xlite/error.h"
 
 namespace xlite::compiler {
 namespace {
 
-struct Registry {
-  std::mutex mutex;
+struct Registry final : RuntimeState {
+  mutable std::mutex mutex;
   std::map<std::string, BackendFactory> factories;
   std::map<std::string, std::unique_ptr<runtime::Backend>> made;
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    std::string text;
+    for (const auto& [name, factory] : factories)
+      text += (text.empty() ? "" : ", ") + name + (made.count(name) ? " (made)" : "");
+    return text;
+  }
 };
 
-Registry& storage() {
-  static Registry* r = new Registry;  // never destroyed: executables may outlive static destruction
-  return *r;
-}
+Registry& storage() { return runtime_context::state<Registry>("backends"); }
 
 // The registry, with the built-in backends in it. register_builtin_backends fills storage() directly, so
 // that registering does not wait on this call_once.

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/runtime_context.h"
 #include "xlite/device.h"
 #include "xlite/error.h"
 
@@ -173,8 +174,22 @@ std::optional<bool> parse_switch(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+struct LoadedSettings final : RuntimeState {
+  Loaded loaded = load();
+  std::string describe() const override {
+    if (!loaded.error.empty()) return loaded.error;
+    const Settings& s = loaded.settings;
+    return "backend " + s.backend + ", " + std::to_string(s.num_cpu_devices) + " cpu devices, debug " +
+           std::to_string(s.debug) + ", profile " + std::to_string(s.profile) + ", program cache " +
+           std::to_string(s.cache_size) + ", kernel cache " + std::to_string(s.kernel_cache_size) + ", memory limit " +
+           (s.memory_limit ? std::to_string(s.memory_limit) + " B" : "physical memory");
+  }
+};
+}  // namespace
+
 const Settings& settings() {
-  static const Loaded loaded = load();
+  static const Loaded& loaded = runtime_context::state<LoadedSettings>("settings").loaded;
   if (!loaded.error.empty()) throw Error(loaded.error);
   return loaded.settings;
 }

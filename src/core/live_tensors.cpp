@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "core/runtime_context.h"
 #include "core/tensor_impl.h"
 
 namespace xlite::live_tensors {
@@ -20,15 +21,16 @@ struct Registry {
 namespace {
 // Every registry ever made, never destroyed: tensors may outlive the thread that made them (and die
 // during exit). A thread that ends gives its registry back; a new thread takes an empty one.
-struct Registries {
-  std::mutex mutex;
+struct Registries final : RuntimeState {
+  mutable std::mutex mutex;
   std::vector<Registry*> all;
   std::atomic<size_t> pending{0};
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    return std::to_string(pending.load()) + " pending tensors, " + std::to_string(all.size()) + " thread registries";
+  }
 };
-Registries& registries() {
-  static Registries* r = new Registries();
-  return *r;
-}
+Registries& registries() { return runtime_context::state<Registries>("live tensors"); }
 
 Registry* take_registry() {
   Registries& rs = registries();

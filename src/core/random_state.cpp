@@ -1,17 +1,21 @@
 #include "core/random_state.h"
 
 #include <mutex>
+#include <string>
+
+#include "core/runtime_context.h"
 
 namespace xlite::random_state {
 namespace {
-struct Generator {
-  std::mutex mutex;
+struct Generator final : RuntimeState {
+  mutable std::mutex mutex;
   Position position{67280421310721ull, 0};
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    return "seed " + std::to_string(position.seed) + ", offset " + std::to_string(position.offset);
+  }
 };
-Generator& generator() {
-  static Generator g;
-  return g;
-}
+Generator& generator() { return runtime_context::state<Generator>("random"); }
 }  // namespace
 
 Position current() {

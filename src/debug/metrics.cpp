@@ -5,6 +5,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/runtime_context.h"
+
 namespace xlite::metrics {
 // The last kRecent samples in a ring, so that recording one costs the same however many were kept.
 // Each series has its own lock: recording through a Metric handle never takes the registry's.
@@ -38,17 +40,18 @@ struct Series {
 
 namespace {
 // Entries are never erased (clear_all zeroes them): handles point into the maps, whose nodes never move.
-struct Registry {
-  std::mutex mutex;
+struct Registry final : RuntimeState {
+  mutable std::mutex mutex;
   // Transparent comparison: recording by name looks up without building a std::string.
   std::map<std::string, std::atomic<int64_t>, std::less<>> counters;
   std::map<std::string, Series, std::less<>> metrics;
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    return std::to_string(counters.size()) + " counters, " + std::to_string(metrics.size()) + " metrics";
+  }
 };
 
-Registry& registry() {
-  static Registry* r = new Registry();  // never destroyed: metrics may be recorded during exit
-  return *r;
-}
+Registry& registry() { return runtime_context::state<Registry>("metrics"); }
 
 std::atomic<int64_t>& counter_entry(std::string_view name) {
   Registry& r = registry();

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/environment.h"
 #include "core/live_tensors.h"
+#include "core/runtime_context.h"
 #include "core/step_recording.h"
 #include "lazy/graph_builder.h"
 #include "ir/graph.h"
@@ -22,8 +23,6 @@
 namespace xlite::lazy {
 namespace {
 thread_local bool eager_flag = false;  // per thread, like grad mode
-std::atomic<int64_t> pending_tracing_ns{0};
-std::mutex sync_mutex;  // one sync at a time: binds results to shared tensors
 
 // What debug::last_sync() reports, kept as plain fields: an eager op records it every time.
 struct LastSync {
@@ -34,8 +33,6 @@ struct LastSync {
   int64_t outputs = 0;
   bool cache_hit = false;
 };
-LastSync last_info;
-
 const char* cause_text(SyncCause cause) {
   switch (cause) {
     case SyncCause::user_sync: return "user sync";
@@ -59,17 +56,26 @@ const SyncMetrics& sync_metrics() {
   return m;
 }
 
-// A sync's working storage, kept between syncs (they are serialised by sync_mutex) so that the many
+// A sync's working storage, kept between syncs (they are serialised by the sync lock) so that the many
 // small syncs of eager mode allocate nothing for it.
 struct Scratch {
   std::vector<TensorImpl*> pending;
   std::vector<ir::NodePtr> roots;
   PendingGraph graph;
 };
-Scratch& scratch() {
-  static Scratch* s = new Scratch();  // never destroyed: tensors may sync during exit
-  return *s;
-}
+
+struct SyncState final : RuntimeState {
+  mutable std::mutex mutex;  // one sync at a time: binds results to shared tensors
+  std::atomic<int64_t> pending_tracing_ns{0};
+  LastSync last;    // under mutex
+  Scratch scratch;  // under mutex
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    return std::string("last: ") + (last.replayed ? "replayed compile(fn) step" : cause_text(last.cause)) + ", " +
+           std::to_string(last.inputs) + " inputs, " + std::to_string(last.outputs) + " outputs";
+  }
+};
+SyncState& sync_state() { return runtime_context::state<SyncState>("sync"); }
 
 // A tensor updated in place may have its new value written into its old buffer when nothing else can
 // still read that buffer: every live pending tensor (of every thread) is in this graph, so no IR outside
@@ -147,7 +153,7 @@ int debug_level() {
   return level;
 }
 
-void add_tracing_time(double nanoseconds) { pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
+void add_tracing_time(double nanoseconds) { sync_state().pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
 
 namespace {
 // Computes the pending tensors of one device (s.pending, s.roots) with one program run on that device.
@@ -162,7 +168,7 @@ void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record)
       s.graph.release();
     }
   } release{s};
-  if (int64_t traced = pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
+  if (int64_t traced = sync_state().pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
     m.tracing_time.add_sample(static_cast<double>(traced));
 
   PendingGraph& walked = s.graph;
@@ -188,7 +194,7 @@ void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record)
                                        k) == root_outputs.end();
     s.pending[i]->set_computed(last_reader ? std::move(results[k]) : results[k], /*sync_holders=*/1);
   }
-  last_info = LastSync{
+  sync_state().last = LastSync{
       cause, false, hash, static_cast<int64_t>(walked.arguments().size()), static_cast<int64_t>(results.size()), hit};
   if (record) {
     record->executable = std::move(exe);
@@ -201,9 +207,9 @@ void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record)
 }  // namespace
 
 void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecord* record) {
-  std::lock_guard lock(sync_mutex);
+  std::lock_guard lock(sync_state().mutex);
   if (cause != SyncCause::eager_op) sync_metrics().sync.increment();
-  Scratch& s = scratch();
+  Scratch& s = sync_state().scratch;
   s.pending.clear();
   s.roots.clear();
   bool one_device = true;
@@ -250,7 +256,7 @@ void sync_this_thread(SyncCause cause, SyncRecord* record) {
 debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls) {
   std::vector<ir::NodePtr> roots;
   for (TensorImpl* impl : impls) roots.push_back(impl->node());
-  std::lock_guard lock(sync_mutex);
+  std::lock_guard lock(sync_state().mutex);
   PendingGraph walked;
   walked.walk(std::move(roots));
   bool hit = false;
@@ -276,17 +282,17 @@ uint64_t hash_of_this_thread() {
 
 std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash, std::span<const BufferPtr> arguments,
                                  std::span<const runtime::Donation> donations) {
-  std::lock_guard lock(sync_mutex);
+  std::lock_guard lock(sync_state().mutex);
   const int64_t start = now_ns();
   std::vector<BufferPtr> results = executable.run(arguments, donations);
   sync_metrics().execute_time.add_sample(elapsed_ns(start));
   sync_metrics().execute.increment();
-  last_info = LastSync{SyncCause::compiled_step,
-                       true,
-                       hash,
-                       static_cast<int64_t>(arguments.size()),
-                       static_cast<int64_t>(results.size()),
-                       true};
+  sync_state().last = LastSync{SyncCause::compiled_step,
+                               true,
+                               hash,
+                               static_cast<int64_t>(arguments.size()),
+                               static_cast<int64_t>(results.size()),
+                               true};
   return results;
 }
 
@@ -315,8 +321,8 @@ EagerModeGuard::~EagerModeGuard() { eager_mode(previous_); }
 
 namespace debug {
 SyncInfo last_sync() {
-  std::lock_guard lock(lazy::sync_mutex);
-  const lazy::LastSync& last = lazy::last_info;
+  std::lock_guard lock(lazy::sync_state().mutex);
+  const lazy::LastSync& last = lazy::sync_state().last;
   return SyncInfo{last.replayed ? "replayed compile(fn) step" : lazy::cause_text(last.cause), last.hash, last.inputs,
                   last.outputs, last.cache_hit};
 }

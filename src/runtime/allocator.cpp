@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <bit>
+#include <memory>
 #include <cstdlib>
 #include <string>
 
 #include "core/environment.h"
+#include "core/runtime_context.h"
 #include "xlite/error.h"
 
 namespace xlite::runtime {
@@ -105,16 +107,33 @@ void CachingAllocator::empty_cache() {
   free_cached_locked();
 }
 
+namespace {
+// One allocator per device, made together on first use.
+struct Allocators final : RuntimeState {
+  std::vector<std::unique_ptr<CachingAllocator>> per_device;
+  Allocators() {
+    for (Device d : devices()) per_device.push_back(std::make_unique<CachingAllocator>(d));
+  }
+  std::string describe() const override {
+    std::string text;
+    for (const auto& a : per_device) {
+      const MemoryInfo info = a->info();
+      text += (text.empty() ? "" : "; ") + a->device().str() + ": " + std::to_string(info.bytes_used) + " B used, " +
+              std::to_string(info.bytes_cached) + " B cached";
+    }
+    return text;
+  }
+  void clear_cache() override {
+    for (const auto& a : per_device) a->empty_cache();
+  }
+};
+}  // namespace
+
 CachingAllocator& allocator(Device device) {
-  // One per device, made together on first use and never destroyed: buffers held by static tensors may be
-  // released during exit.
-  static const std::vector<CachingAllocator*> per_device = [] {
-    std::vector<CachingAllocator*> all;
-    for (Device d : devices()) all.push_back(new CachingAllocator(d));
-    return all;
-  }();
-  if (device.index < 0 || device.index >= static_cast<int>(per_device.size())) xlite::device(device.index);  // throws
-  return *per_device[device.index];
+  static Allocators& all = runtime_context::state<Allocators>("allocators");
+  if (device.index < 0 || device.index >= static_cast<int>(all.per_device.size()))
+    xlite::device(device.index);  // throws
+  return *all.per_device[device.index];
 }
 
 }  // namespace xlite::runtime

@@ -21,6 +21,7 @@ class CachingAllocator final : public BufferReleaser {
   void release(void* data, size_t capacity) override;
 
   MemoryInfo info() const;
+  Device device() const { return device_; }
   void reset_peak();
   void empty_cache();
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/environment.h"
+#include "core/runtime_context.h"
 
 namespace xlite::runtime {
 
@@ -18,8 +19,19 @@ struct StepProfile::Entry {
 };
 
 namespace {
-class Table {
+class Table;
+Table& table();
+
+class Table final : public RuntimeState {
  public:
+  // Printed once at exit.
+  Table() {
+    std::atexit([] { table().print(); });
+  }
+  std::string describe() const override {
+    std::lock_guard lock(mutex_);
+    return std::to_string(entries_.size()) + " step labels";
+  }
   StepProfile::Entry* entry(const std::string& label) {
     std::lock_guard lock(mutex_);
     std::unique_ptr<StepProfile::Entry>& e = entries_[label];
@@ -43,17 +55,10 @@ class Table {
   }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<StepProfile::Entry>> entries_;
 };
-Table& table() {
-  // Never destroyed (a program may run during exit); printed once at exit.
-  static Table* t = [] {
-    std::atexit([] { table().print(); });
-    return new Table();
-  }();
-  return *t;
-}
+Table& table() { return runtime_context::state<Table>("step profile"); }
 }  // namespace
 
 bool profiling() {

@@ -72,8 +72,7 @@ void check_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> 
                std::span<const Device> parameter_devices) {
   if (on.device != compiled_for)
     throw Error("[run] the program was compiled for " + compiled_for.str() + " and is run on " + on.device.str());
-  if (on.stream != 0)
-    throw Error("[run] " + on.device.str() + " has one stream (0), not " + std::to_string(on.stream));
+  if (on.stream != 0) throw Error("[run] " + on.device.str() + " has one stream (0), not " + std::to_string(on.stream));
   XLITE_CHECK(args.size() == parameter_devices.size(), "[run] expected " + std::to_string(parameter_devices.size()) +
                                                            " arguments, got " + std::to_string(args.size()));
   for (size_t a = 0; a < args.size(); ++a)

@@ -68,9 +68,10 @@ T take(llvm::Expected<T> value, const char* what) {
 }
 }  // namespace
 
-Jit& Jit::instance() {
-  static Jit* jit = new Jit();  // never destroyed: kernels may run during exit
-  return *jit;
+Jit& Jit::instance() { return runtime_context::state<Jit>("jit"); }
+
+std::string Jit::describe() const {
+  return std::to_string(modules_alive()) + " modules of machine code for " + triple();
 }
 
 Jit::Jit() : state_(std::make_unique<State>()) {

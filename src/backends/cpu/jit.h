@@ -7,6 +7,8 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include "core/runtime_context.h"
+
 namespace xlite::backends::cpu {
 
 // A module's machine code in the JIT: removed from it (its memory freed) when the last holder lets go.
@@ -16,8 +18,9 @@ struct JitCode {
   std::shared_ptr<const void> owner;
 };
 
-class Jit {
+class Jit final : public RuntimeState {
  public:
+  Jit();
   static Jit& instance();
   // Optimises the module for the host and adds it; `entry` must be a name no other live module defines.
   JitCode add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
@@ -25,9 +28,9 @@ class Jit {
   int64_t modules_alive() const;
   const llvm::DataLayout& data_layout() const;
   const std::string& triple() const;
+  std::string describe() const override;
 
  private:
-  Jit();
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -10,13 +10,14 @@
 #include "backends/cpu/jit.h"
 #include "backends/cpu/kernel.h"
 #include "core/environment.h"
+#include "core/runtime_context.h"
 #include "ir/graph.h"
 
 namespace xlite::backends::cpu {
 namespace {
 
-struct KernelCache {
-  std::mutex mutex;
+struct KernelCache final : RuntimeState {
+  mutable std::mutex mutex;
   std::list<std::pair<std::string, CompiledKernel>> lru;  // most recent first
   std::unordered_map<std::string, std::list<std::pair<std::string, CompiledKernel>>::iterator> index;
   int64_t capacity = env::settings().kernel_cache_size;
@@ -30,12 +31,19 @@ struct KernelCache {
       lru.pop_back();
     }
   }
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    return std::to_string(lru.size()) + " of " + std::to_string(capacity) + " kernels; " + std::to_string(compiled) +
+           " compiled, " + std::to_string(hits) + " reused";
+  }
+  void clear_cache() override {
+    std::lock_guard lock(mutex);
+    lru.clear();
+    index.clear();
+  }
 };
 
-KernelCache& kernel_cache() {
-  static KernelCache* cache = new KernelCache();  // never destroyed: kernels may run during exit
-  return *cache;
-}
+KernelCache& kernel_cache() { return runtime_context::state<KernelCache>("kernel cache"); }
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 
 #include "core/check.h"
 #include "core/clock.h"
+#include "core/runtime_context.h"
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "xlite/error.h"
@@ -26,7 +27,7 @@ void check(dnnl_status_t status, const char* op, const char* what) {
 }
 
 // One CPU engine and stream for the process; oneDNN runs its own OpenMP threads inside.
-struct Engine {
+struct Engine final : RuntimeState {
   dnnl_engine_t engine = nullptr;
   dnnl_stream_t stream = nullptr;
   std::mutex mutex;  // one stream: executions are serialised
@@ -34,11 +35,9 @@ struct Engine {
     check(dnnl_engine_create(&engine, dnnl_cpu, 0), "engine", "engine");
     check(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags), "engine", "stream");
   }
+  std::string describe() const override { return "one CPU engine, one stream"; }
 };
-Engine& engine() {
-  static Engine* e = new Engine();  // never destroyed: primitives may run during exit
-  return *e;
-}
+Engine& engine() { return runtime_context::state<Engine>("onednn"); }
 }  // namespace
 
 struct Primitive::State {

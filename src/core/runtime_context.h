@@ -1,0 +1,61 @@
+#pragma once
+// The runtime context: every piece of process-wide state xlite keeps, each made on first use and
+// registered here, so that all of it is listed in one place (debug::runtime_state()) and its caches are
+// emptied together (xlite::clear_caches(), like jax.clear_caches()). States are never destroyed: tensors
+// and programs may still be released during exit, after static destruction has begun.
+//
+// The states, in the order a first op usually makes them (name: owner: what it holds):
+//   settings          core/environment.cpp            the XLITE_* variables, read and checked once
+//   live tensors      core/live_tensors.cpp           each thread's pending tensors, for sync()
+//   random            core/random_state.cpp           the Philox seed and offset of the next draw
+//   allocators        runtime/allocator.cpp           one caching allocator per device (a cache)
+//   metrics           debug/metrics.cpp               counters and timed metrics
+//   sync              lazy/sync.cpp                   the sync lock, its scratch and the last sync's facts
+//   backends          compiler/compile.cpp            the backend registry and the backends made
+//   executable cache  compiler/cache.cpp              programs by graph (LRU of XLITE_COMPILATION_CACHE_SIZE; a cache)
+//   kernel cache      backends/cpu/kernel_cache.cpp   JIT-compiled loops by region text (LRU of XLITE_KERNEL_CACHE_SIZE; a cache)
+//   onednn            backends/cpu/library.cpp        the oneDNN engine and stream
+//   custom gradients  autograd/backward.cpp           backward rules of custom ops, by node
+//   step profile      runtime/step_profile.cpp        XLITE_PROFILE's time per step label
+// compile(fn) keeps its programs in the Compiled object the user holds, not here.
+//
+// Modes are thread-scoped, never process-wide: eager mode (lazy/sync.cpp), grad mode
+// (autograd/grad_mode.cpp), the public op being built (ops/op_support.cpp), compile(fn)'s recording
+// (core/step_recording.cpp) and the in-place log of a running step (core/tensor_impl.cpp) are
+// thread_local, so tracing on one thread never switches another thread's mode.
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xlite {
+
+// What a piece of process-wide state tells the context about itself.
+class RuntimeState {
+ public:
+  virtual ~RuntimeState() = default;
+  virtual std::string describe() const = 0;  // what it holds now, in a few words
+  virtual void clear_cache() {}              // drops what can be made again; state that is no cache keeps all
+};
+
+namespace runtime_context {
+
+void add(const char* name, RuntimeState* state);
+
+// The process's one T, made and registered under `name` on first use (thread-safe).
+template <class T>
+T& state(const char* name) {
+  static T* const made = [name] {
+    T* s = new T();
+    add(name, s);
+    return s;
+  }();
+  return *made;
+}
+
+// Every state made so far, in the order they were made: (name, describe()).
+std::vector<std::pair<std::string, std::string>> describe_all();
+// Empties every cache: compiled programs, compiled kernels, freed blocks kept by the allocators.
+void clear_caches();
+
+}  // namespace runtime_context
+}  // namespace xlite
