@@ -5,7 +5,7 @@
 #include <functional>
 #include <xlite/xlite.h>
 
-#include "autograd/no_gradient.h"
+#include "ir/no_gradient.h"
 #include "ir/op.h"
 
 namespace xl = xlite;

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <xlite/xlite.h>
 
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 
 namespace xl = xlite;
 

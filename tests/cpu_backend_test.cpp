@@ -12,11 +12,11 @@
 #include "backends/cpu/library.h"
 #include "backends/cpu/math_error.h"
 #include "compiler/cache.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "compiler/fusion.h"
-#include "compiler/passes/passes.h"
+#include "compiler/optimize.h"
 #include "core/elements.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "ir/graph.h"
 #include "lazy/graph_builder.h"
 #include "runtime/allocator.h"
@@ -485,7 +485,7 @@ TEST(CpuBackend, RowFusedReductionsMatchTheReference) {
   };
   for (size_t c = 0; c < cases.size(); ++c) {
     auto built = xl::lazy::build_graph({cases[c].impl()->node()});
-    auto plan = xl::compiler::plan_fusion(xl::compiler::passes::optimize(built.graph));
+    auto plan = xl::compiler::plan_fusion(xl::compiler::optimize(built.graph));
     EXPECT_EQ(plan.regions.size(), 1u) << "case " << c << "\n" << xl::compiler::describe(plan);
     auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
     auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
@@ -532,7 +532,7 @@ TEST(CpuBackend, GemmOperandViewsAreReadInPlace) {
     for (int64_t i = 0; i < xl::numel(cases[c].shape()); ++i)
       ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "case " << c << " element " << i;
   }
-  auto graph = xl::compiler::passes::optimize(xl::lazy::build_graph({scores.impl()->node()}).graph);
+  auto graph = xl::compiler::optimize(xl::lazy::build_graph({scores.impl()->node()}).graph);
   auto plan = xl::compiler::plan_fusion(graph);
   const std::string text = xl::compiler::describe(plan);
   ASSERT_EQ(plan.regions.size(), 2u) << text;  // the qkv multiply and the GEMM: no copies of the heads

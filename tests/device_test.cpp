@@ -9,7 +9,7 @@
 #include <xlite/xlite.h>
 
 #include "compiler/cache.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "ir/graph.h"
 #include "runtime/transfer.h"
 #include "test_support.h"

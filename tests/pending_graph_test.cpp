@@ -6,8 +6,8 @@
 #include <cmath>
 #include <xlite/xlite.h>
 
-#include "core/live_tensors.h"
-#include "core/tensor_impl.h"
+#include "tensor/live_tensors.h"
+#include "tensor/tensor_impl.h"
 #include "ir/graph.h"
 #include "lazy/graph_builder.h"
 

@@ -17,7 +17,7 @@
 
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
-#include "compiler/passes/passes.h"
+#include "compiler/optimize.h"
 #include "core/half.h"
 #include "ir/graph.h"
 #include "runtime/allocator.h"
@@ -358,7 +358,7 @@ TEST(RandomGraph, CompareBackendsRunsBothAndCatchesErrors) {
 TEST(RandomGraph, ReachesRowFusionAndGemmOperandViews) {
   int row_fused = 0, gemm_views = 0;
   for (uint64_t seed = 0; seed < 1000; ++seed) {
-    const std::string plan = xc::describe(xc::plan_fusion(xc::passes::optimize(xt::random_graph(seed))));
+    const std::string plan = xc::describe(xc::plan_fusion(xc::optimize(xt::random_graph(seed))));
     row_fused += plan.find("row by row") != std::string::npos;
     gemm_views += plan.find("through strides") != std::string::npos;
   }

@@ -24,7 +24,7 @@
 #include <xlite/xlite.h>
 
 #include "compiler/cache.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "lazy/graph_builder.h"
 
 namespace xl = xlite;

@@ -23,8 +23,8 @@ std::string StateOf(const std::string& name) {
 TEST(RuntimeContext, ListsEveryProcessWideState) {
   xl::Tensor x = xl::tanh(xl::arange(0, 64, 1)) * 2.0;
   EXPECT_EQ(x.to_vector<float>().size(), 64u);
-  for (const char* name : {"settings", "live tensors", "allocators", "metrics", "sync", "backends",
-                           "executable cache", "kernel cache", "jit"})
+  for (const char* name : {"settings", "live tensors", "allocators", "metrics", "sync", "backends", "executable cache",
+                           "kernel cache", "jit"})
     EXPECT_NE(StateOf(name), "(missing)") << name;
   EXPECT_NE(StateOf("allocators").find("cpu:0:"), std::string::npos) << StateOf("allocators");
   EXPECT_NE(StateOf("executable cache").find("programs"), std::string::npos) << StateOf("executable cache");

@@ -11,7 +11,7 @@
 #include <xlite/xlite.h>
 
 #include "backend_support.h"
-#include "compiler/memory_plan.h"
+#include "passes/memory_plan.h"
 #include "ir/graph.h"
 #include "runtime/allocator.h"
 #include "test_support.h"
@@ -176,15 +176,15 @@ TEST(Sizes, MemoryPlanTotalsSaturateInsteadOfWrapping) {
       "%5 = add(%3, %4) : u8[4611686018427387904]\n"
       "%6 = neg(%0) : u8[4611686018427387904]\n"
       "return %1, %2, %5, %6\n");
-  auto stats = xl::compiler::plan_memory(graph, {3, 4, 5, 6}, {{0}, {0}, {3, 4}, {0}});
+  auto stats = xl::passes::plan_memory(graph, {3, 4, 5, 6}, {{0}, {0}, {3, 4}, {0}});
   EXPECT_EQ(stats.argument_bytes, kMax);
   EXPECT_EQ(stats.alias_bytes, kMax);
   EXPECT_EQ(stats.output_bytes, kMax);
   EXPECT_EQ(stats.temp_bytes, kMax);
   // Below the limit the totals are exact.
-  auto small = xl::compiler::plan_memory(xl::ir::parse_graph("%0 = parameter(index=0) : f32[3]\n%1 = neg(%0) : f32[3]\n"
-                                                             "%2 = neg(%1) : f32[3]\nreturn %2\n"),
-                                         {1, 2}, {{0}, {1}});
+  auto small = xl::passes::plan_memory(xl::ir::parse_graph("%0 = parameter(index=0) : f32[3]\n%1 = neg(%0) : f32[3]\n"
+                                                           "%2 = neg(%1) : f32[3]\nreturn %2\n"),
+                                       {1, 2}, {{0}, {1}});
   EXPECT_EQ(small.argument_bytes, 12);
   EXPECT_EQ(small.output_bytes, 12);
   EXPECT_EQ(small.temp_bytes, 12);

@@ -31,7 +31,7 @@
 
 #include <xlite/xlite.h>
 
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "runtime/allocator.h"
 
 namespace xl = xlite;

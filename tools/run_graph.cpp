@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "compiler/cache.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "ir/graph.h"
 #include "runtime/allocator.h"
 #include "xlite/xlite.h"

@@ -17,7 +17,8 @@
 #include <vector>
 
 #include "compiler/fusion.h"
-#include "compiler/passes/passes.h"
+#include "compiler/optimize.h"
+#include "passes/passes.h"
 #include "ir/graph.h"
 #include "xlite/error.h"
 
@@ -26,10 +27,11 @@ namespace {
 using Pass = std::function<xlite::ir::Graph(const xlite::ir::Graph&)>;
 
 const std::map<std::string, Pass>& passes() {
-  namespace p = xlite::compiler::passes;
+  namespace p = xlite::passes;
+  namespace c = xlite::compiler;
   static const std::map<std::string, Pass> all = {
-      {"simplify", p::simplify}, {"cse", p::cse}, {"dce", p::dce}, {"fold-constants", p::fold_constants},
-      {"optimize", p::optimize},
+      {"simplify", p::simplify}, {"cse", p::cse}, {"dce", p::dce}, {"fold-constants", c::fold_constants},
+      {"optimize", c::optimize},
   };
   return all;
 }

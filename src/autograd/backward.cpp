@@ -3,9 +3,9 @@
 #include <unordered_map>
 
 #include "core/runtime_context.h"
-#include "autograd/grad_mode.h"
+#include "tensor/grad_mode.h"
 #include "autograd/vjp.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "ops/op_support.h"
 #include "xlite/autograd.h"
 #include "xlite/factories.h"

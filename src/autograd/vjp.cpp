@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "autograd/no_gradient.h"
+#include "ir/no_gradient.h"
 #include "ir/op_attrs.h"
 #include "ops/op_support.h"
 #include "xlite/factories.h"

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "compiler/memory_plan.h"
-#include "compiler/passes/passes.h"
+#include "passes/memory_plan.h"
+#include "compiler/optimize.h"
 #include "ir/op_attrs.h"
 #include "runtime/step_profile.h"
 #include "runtime/transfer.h"
@@ -93,7 +93,7 @@ bool may_raise(const Region& region) {
 
 std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, Target& target) {
   runtime::Program program;
-  program.graph = passes::optimize(input);
+  program.graph = optimize(input);
   const ir::Graph& graph = program.graph;
   FusionPlan plan = plan_fusion(graph, target.fusion_policy());
   const std::string fusion = describe(plan);
@@ -120,8 +120,8 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     reads.push_back(region.inputs);
     program.steps.push_back(std::move(step));
   }
-  program.freed_after = last_uses(graph, reads);
-  program.stats = plan_memory(graph, writes, reads);
+  program.freed_after = passes::last_uses(graph, reads);
+  program.stats = passes::plan_memory(graph, writes, reads);
   program.stats.code_bytes = code_bytes;
   program.stats.kernels = kernels;
   program.stats.fusion = fusion;

@@ -6,22 +6,22 @@
 //
 // The states, in the order a first op usually makes them (name: owner: what it holds):
 //   settings          core/environment.cpp            the XLITE_* variables, read and checked once
-//   live tensors      core/live_tensors.cpp           each thread's pending tensors, for sync()
+//   live tensors      tensor/live_tensors.cpp         each thread's pending tensors, for sync()
 //   random            core/random_state.cpp           the Philox seed and offset of the next draw
 //   allocators        runtime/allocator.cpp           one caching allocator per device (a cache)
 //   metrics           debug/metrics.cpp               counters and timed metrics
 //   sync              lazy/sync.cpp                   the sync lock, its scratch and the last sync's facts
 //   backends          compiler/compile.cpp            the backend registry and the backends made
 //   executable cache  compiler/cache.cpp              programs by graph (LRU of XLITE_COMPILATION_CACHE_SIZE; a cache)
-//   kernel cache      backends/cpu/kernel_cache.cpp   JIT-compiled loops by region text (LRU of XLITE_KERNEL_CACHE_SIZE; a cache)
-//   onednn            backends/cpu/library.cpp        the oneDNN engine and stream
+//   kernel cache      backends/cpu/kernel_cache.cpp   JIT-compiled loops by region text (LRU of
+//   XLITE_KERNEL_CACHE_SIZE; a cache) onednn            backends/cpu/library.cpp        the oneDNN engine and stream
 //   custom gradients  autograd/backward.cpp           backward rules of custom ops, by node
 //   step profile      runtime/step_profile.cpp        XLITE_PROFILE's time per step label
 // compile(fn) keeps its programs in the Compiled object the user holds, not here.
 //
 // Modes are thread-scoped, never process-wide: eager mode (lazy/sync.cpp), grad mode
-// (autograd/grad_mode.cpp), the public op being built (ops/op_support.cpp), compile(fn)'s recording
-// (core/step_recording.cpp) and the in-place log of a running step (core/tensor_impl.cpp) are
+// (tensor/grad_mode.cpp), the public op being built (ops/op_support.cpp), compile(fn)'s recording
+// (core/step_recording.cpp) and the in-place log of a running step (tensor/tensor_impl.cpp) are
 // thread_local, so tracing on one thread never switches another thread's mode.
 #include <string>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "ir/graph.h"
 #include "lazy/graph_builder.h"
 #include "lazy/sync.h"

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "io/atomic_file.h"
 #include "ir/sizes.h"
 #include "runtime/allocator.h"

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/live_tensors.h"
+#include "tensor/live_tensors.h"
 #include "core/random_state.h"
 #include "lazy/step_program.h"
 #include "xlite/autograd.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/step_recording.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "lazy/sync.h"
 #include "xlite/compile.h"
 

@@ -10,7 +10,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/environment.h"
-#include "core/live_tensors.h"
+#include "tensor/live_tensors.h"
 #include "core/runtime_context.h"
 #include "core/step_recording.h"
 #include "lazy/graph_builder.h"

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "runtime/executable.h"
 #include "xlite/debug.h"
 

@@ -8,7 +8,7 @@
 #include "core/philox.h"
 #include "core/random_state.h"
 #include "core/step_recording.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "ops/op_support.h"

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "autograd/grad_mode.h"
-#include "autograd/saved_values.h"
+#include "tensor/grad_mode.h"
+#include "ops/saved_values.h"
 #include "core/clock.h"
 #include "core/step_recording.h"
 #include "ir/op_attrs.h"

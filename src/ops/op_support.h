@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "ir/node.h"
 #include "xlite/error.h"
 #include "xlite/tensor.h"

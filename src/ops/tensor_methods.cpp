@@ -1,5 +1,5 @@
 // Tensor methods: in-place ops and method forms of ops.
-#include "autograd/grad_mode.h"
+#include "tensor/grad_mode.h"
 #include "ops/op_support.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"

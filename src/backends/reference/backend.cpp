@@ -2,8 +2,8 @@
 #include "backends/reference/backend.h"
 
 #include "backends/reference/kernels.h"
-#include "compiler/memory_plan.h"
-#include "compiler/passes/passes.h"
+#include "passes/memory_plan.h"
+#include "passes/passes.h"
 #include "core/check.h"
 #include "ir/op_attrs.h"
 #include "runtime/transfer.h"
@@ -77,7 +77,7 @@ class ReferenceExecutable final : public runtime::Executable {
       writes.push_back(static_cast<int32_t>(i));
       reads.push_back(graph_.instrs[i].operands);
     }
-    return compiler::plan_memory(graph_, writes, reads);
+    return passes::plan_memory(graph_, writes, reads);
   }
 
   Device device() const override { return device_; }
@@ -103,7 +103,7 @@ std::shared_ptr<runtime::Executable> compile(const ir::Graph& graph) {
       XLITE_FAIL("[compile] the reference backend has no kernel for " + std::string(ir::op_name(instr.op)));
   // Dead instructions are dropped first, as the cpu target's passes drop them, so that a bad value in
   // a value nothing needs (an index out of range, a remainder by zero) raises on neither backend.
-  return std::make_shared<ReferenceExecutable>(compiler::passes::dce(graph));
+  return std::make_shared<ReferenceExecutable>(passes::dce(graph));
 }
 
 std::unique_ptr<runtime::Backend> make_backend() { return std::make_unique<ReferenceBackend>(); }

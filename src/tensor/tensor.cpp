@@ -1,5 +1,5 @@
 // The Tensor handle's own accessors; ops and value reads live with their layers.
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 #include "xlite/error.h"
 #include "xlite/tensor.h"
 

@@ -1,4 +1,4 @@
-#include "autograd/grad_mode.h"
+#include "tensor/grad_mode.h"
 
 #include "xlite/autograd.h"
 

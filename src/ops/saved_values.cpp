@@ -1,6 +1,6 @@
-#include "autograd/saved_values.h"
+#include "ops/saved_values.h"
 
-#include "autograd/no_gradient.h"
+#include "ir/no_gradient.h"
 
 namespace xlite::autograd {
 

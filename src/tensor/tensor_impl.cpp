@@ -1,6 +1,6 @@
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 
-#include "core/live_tensors.h"
+#include "tensor/live_tensors.h"
 #include "core/step_recording.h"
 #include "xlite/metrics.h"
 

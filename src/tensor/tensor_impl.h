@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/buffer.h"
-#include "core/live_tensors.h"
-#include "core/node_meta.h"
+#include "tensor/live_tensors.h"
+#include "tensor/node_meta.h"
 #include "ir/node.h"
 #include "xlite/device.h"
 #include "xlite/dtype.h"

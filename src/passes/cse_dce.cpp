@@ -1,10 +1,10 @@
 #include <unordered_map>
 
-#include "compiler/passes/passes.h"
-#include "compiler/passes/rewriter.h"
+#include "passes/passes.h"
+#include "passes/rewriter.h"
 #include "ir/hash.h"
 
-namespace xlite::compiler::passes {
+namespace xlite::passes {
 
 ir::Graph cse(const ir::Graph& graph) {
   Rewriter rw(graph);
@@ -44,4 +44,4 @@ ir::Graph dce(const ir::Graph& graph) {
   return rw.finish();
 }
 
-}  // namespace xlite::compiler::passes
+}  // namespace xlite::passes

@@ -1,11 +1,11 @@
-#include "core/live_tensors.h"
+#include "tensor/live_tensors.h"
 
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 
 #include "core/runtime_context.h"
-#include "core/tensor_impl.h"
+#include "tensor/tensor_impl.h"
 
 namespace xlite::live_tensors {
 

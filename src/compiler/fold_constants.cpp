@@ -4,14 +4,15 @@
 #include <optional>
 
 #include "backends/reference/backend.h"
-#include "compiler/passes/passes.h"
-#include "compiler/passes/rewriter.h"
+#include "compiler/optimize.h"
+#include "passes/passes.h"
+#include "passes/rewriter.h"
 #include "core/elements.h"
 #include "ir/op_attrs.h"
 #include "runtime/transfer.h"
 #include "xlite/error.h"
 
-namespace xlite::compiler::passes {
+namespace xlite::compiler {
 namespace {
 using ir::AttrKey;
 using ir::Instr;
@@ -20,7 +21,7 @@ using ir::OpId;
 bool foldable(const Instr& instr) { return instr.shape.empty() && ir::is_elementwise_class(ir::op_info(instr.op).cls); }
 
 // Runs one instruction on constant operands; nullopt when it throws (left for run time to report).
-std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
+std::optional<double> evaluate(const passes::Rewriter& rw, const Instr& instr) {
   ir::Graph g;
   Instr folded = instr;
   for (size_t k = 0; k < instr.operands.size(); ++k) {
@@ -44,7 +45,7 @@ std::optional<double> evaluate(const Rewriter& rw, const Instr& instr) {
 }  // namespace
 
 ir::Graph fold_constants(const ir::Graph& graph) {
-  Rewriter rw(graph);
+  passes::Rewriter rw(graph);
   for (size_t i = 0; i < graph.instrs.size(); ++i) {
     Instr instr = rw.remapped(i);
     bool all_constant = !instr.operands.empty() && foldable(instr);
@@ -64,11 +65,11 @@ ir::Graph fold_constants(const ir::Graph& graph) {
 ir::Graph optimize(const ir::Graph& graph) {
   ir::Graph current = graph;
   for (int round = 0; round < 16; ++round) {
-    ir::Graph next = dce(fold_constants(cse(simplify(current))));
+    ir::Graph next = passes::dce(fold_constants(passes::cse(passes::simplify(current))));
     if (next == current) break;
     current = std::move(next);
   }
   return current;
 }
 
-}  // namespace xlite::compiler::passes
+}  // namespace xlite::compiler

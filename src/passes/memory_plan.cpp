@@ -1,9 +1,9 @@
-#include "compiler/memory_plan.h"
+#include "passes/memory_plan.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace xlite::compiler {
+namespace xlite::passes {
 namespace {
 // Each value's bytes fit in int64 (a verified graph's shapes are addressable, ir/sizes.h), but several
 // huge values can add up past it. Totals are kept wider and reported clamped; allocating such a plan
@@ -57,4 +57,4 @@ debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t
   return stats;
 }
 
-}  // namespace xlite::compiler
+}  // namespace xlite::passes

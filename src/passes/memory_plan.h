@@ -7,7 +7,7 @@
 #include "ir/graph.h"
 #include "xlite/debug.h"
 
-namespace xlite::compiler {
+namespace xlite::passes {
 
 // steps[k] writes writes[k] and reads reads[k]; graph outputs live to the end.
 debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
@@ -15,4 +15,4 @@ debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t
 // For each step, the values whose last read it is (their buffers go back to the allocator after it).
 std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& reads);
 
-}  // namespace xlite::compiler
+}  // namespace xlite::passes

@@ -5,7 +5,7 @@
 
 #include "ir/graph.h"
 
-namespace xlite::compiler::passes {
+namespace xlite::passes {
 
 class Rewriter {
  public:
@@ -37,4 +37,4 @@ class Rewriter {
   std::vector<int32_t> mapping_;
 };
 
-}  // namespace xlite::compiler::passes
+}  // namespace xlite::passes

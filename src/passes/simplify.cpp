@@ -2,11 +2,11 @@
 #include <numeric>
 #include <optional>
 
-#include "compiler/passes/passes.h"
-#include "compiler/passes/rewriter.h"
+#include "passes/passes.h"
+#include "passes/rewriter.h"
 #include "ir/op_attrs.h"
 
-namespace xlite::compiler::passes {
+namespace xlite::passes {
 namespace {
 using ir::AttrKey;
 using ir::Instr;
@@ -167,4 +167,4 @@ ir::Graph simplify(const ir::Graph& graph) {
   return rw.finish();
 }
 
-}  // namespace xlite::compiler::passes
+}  // namespace xlite::passes
