@@ -1176,7 +1176,7 @@ std::vector<BufferPtr> random_arguments(const ir::Graph& graph, uint64_t seed) {
     if (index < 0 || index >= graph.num_parameters || args[index])
       throw Error("[random_arguments] parameter index " + std::to_string(index) + " is out of range or repeated");
     const int64_t n = numel(instr.shape);
-    BufferPtr buffer = runtime::allocator(Device{}).allocate(static_cast<size_t>(n * dtype_size(instr.dtype)));
+    BufferPtr buffer = runtime::allocator(instr.device).allocate(static_cast<size_t>(n * dtype_size(instr.dtype)));
     for (int64_t i = 0; i < n; ++i) {
       const double f = -2.0 + 4.0 * unit();
       const uint64_t bits = rng();

@@ -8,6 +8,7 @@
 #include <string>
 #include <xlite/xlite.h>
 
+#include "backends/cpu/kernel.h"
 #include "compiler/cache.h"
 #include "tensor/tensor_impl.h"
 #include "ir/graph.h"
@@ -214,4 +215,46 @@ TEST(Devices, ProgramsRunOnTheDeviceTheyWereCompiledFor) {
     const std::string message = ErrorOf([&] { exe->run({&arg, 1}, {}, xl::runtime::RunOn{xl::device(0)}); });
     EXPECT_NE(message.find("compiled for cpu:2 and is run on cpu:0"), std::string::npos) << message;
   }
+}
+
+TEST(Devices, LayersAndHelpersKeepTheirInputsDevice) {
+  RequireDevices();
+  const xl::Device d3 = xl::device(3);
+  xl::nn::Dropout dropout(0.5);
+  xl::Tensor x = xl::ones({64}, xl::DType::f32, d3);
+  xl::Tensor y = dropout(x);
+  EXPECT_EQ(y.device(), d3);
+  for (float v : y.to_vector<float>()) EXPECT_TRUE(v == 0.0f || v == 2.0f) << v;
+  xl::Tensor w = xl::ones({2}, xl::DType::f32, d3).requires_grad_();
+  xl::sum(w * 3.0).backward();
+  EXPECT_EQ(xl::optim::clip_grad_norm_({w}, 1.0).device(), d3);
+  xl::Tensor other = xl::ones({2}, xl::DType::f32, xl::device(1)).requires_grad_();
+  EXPECT_NE(ErrorOf([&] { xl::optim::clip_grad_norm_({w, other}, 1.0); }).find("cpu:1"), std::string::npos);
+  xl::Tensor out = xl::sum(w * w);
+  const std::string seeded = ErrorOf([&] { out.backward(xl::ones({}, xl::DType::f32, xl::device(0))); });
+  EXPECT_NE(seeded.find("gradient on cpu:0 for an output on cpu:3"), std::string::npos) << seeded;
+  EXPECT_NE(ErrorOf([] { xl::load("/nonexistent.safetensors", xl::Device{xl::DeviceKind::cpu, 40}); }).find("[load]"),
+            std::string::npos);
+}
+
+TEST(Devices, AGraphOnADeviceThatDoesNotExistIsRefusedAtCompile) {
+  RequireDevices();
+  const xl::ir::Graph graph = xl::ir::parse_graph(
+      "%x = parameter(index=0) : f32[3] @cpu:9\n"
+      "%y = neg(%x) : f32[3] @cpu:9\n"
+      "return %y\n");
+  const std::string message = ErrorOf([&] { xl::compiler::compile(graph); });
+  EXPECT_NE(message.find("[compile] %0 is on cpu:9, but there are"), std::string::npos) << message;
+}
+
+TEST(Devices, OneKernelServesEveryCpuDevice) {
+  RequireDevices();
+  auto run_on = [](int d) {
+    xl::Tensor x = xl::arange(0, 1000, 1, xl::device(d)).to(xl::DType::f32);
+    return xl::sum(xl::sin(x * 0.37 + 11.0) * 5.0).item<float>();
+  };
+  const float on1 = run_on(1);
+  const int64_t compiled = xl::backends::cpu::kernels_compiled();
+  EXPECT_EQ(run_on(2), on1);
+  EXPECT_EQ(xl::backends::cpu::kernels_compiled(), compiled);
 }

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     for (const auto& instr : graph.instrs) {
       if (instr.op != xlite::ir::OpId::parameter) continue;
       int64_t bytes = xlite::numel(instr.shape) * xlite::dtype_size(instr.dtype);
-      auto buffer = xlite::runtime::allocator(xlite::device()).allocate(bytes);
+      auto buffer = xlite::runtime::allocator(instr.device).allocate(bytes);
       for (int64_t i = 0; i < bytes; ++i) buffer->as<unsigned char>()[i] = static_cast<unsigned char>(i % 7);
       args[instr.attrs.get_int(xlite::ir::AttrKey::index)] = buffer;
     }
@@ -34,8 +34,7 @@ int main(int argc, char** argv) {
               << std::hex << graph.hash() << std::dec << "\n";
     for (size_t i = 0; i < outputs.size(); ++i) {
       const auto& instr = graph.instrs[graph.outputs[i]];
-      auto t =
-          xlite::Tensor(std::make_shared<xlite::TensorImpl>(outputs[i], instr.shape, instr.dtype, xlite::device()));
+      auto t = xlite::Tensor(std::make_shared<xlite::TensorImpl>(outputs[i], instr.shape, instr.dtype, instr.device));
       std::cout << "output " << i << ": " << t << "\n";
     }
   } catch (const xlite::Error& e) {

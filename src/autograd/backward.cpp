@@ -118,6 +118,8 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
     seed = ones(impl->shape(), impl->dtype(), impl->device());
   } else if (seed.shape() != impl->shape()) {
     ops::fail("gradient of shape " + shape_str(seed.shape()) + " for an output of shape " + shape_str(impl->shape()));
+  } else if (seed.device() != impl->device()) {
+    ops::fail("gradient on " + seed.device().str() + " for an output on " + impl->device().str());
   }
   NoGradGuard no_grad;
   std::unordered_map<const ir::Node*, Tensor> cotangent;
@@ -149,6 +151,9 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
         if (grads[k].defined() && grads[k].shape() != inputs[k].shape())
           ops::fail("a custom backward gave gradient " + std::to_string(k) + " the shape " +
                     shape_str(grads[k].shape()) + " for an input of shape " + shape_str(inputs[k].shape()));
+        else if (grads[k].defined() && grads[k].device() != inputs[k].device())
+          ops::fail("a custom backward gave gradient " + std::to_string(k) + " on " + grads[k].device().str() +
+                    " for an input on " + inputs[k].device().str());
     } else {
       grads = autograd::vjp(*it, g);
     }

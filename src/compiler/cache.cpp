@@ -38,10 +38,18 @@ void ExecutableCache::set_capacity(size_t capacity) {
   evict_locked();
 }
 
-void ExecutableCache::clear() {
+size_t ExecutableCache::capacity() const {
   std::lock_guard lock(mutex_);
-  lru_.clear();
-  index_.clear();
+  return capacity_;
+}
+
+void ExecutableCache::clear() {
+  decltype(lru_) dropped;  // destroyed after the lock is released: freeing programs takes a while
+  {
+    std::lock_guard lock(mutex_);
+    dropped.swap(lru_);
+    index_.clear();
+  }
 }
 
 namespace {

@@ -35,7 +35,7 @@ class ExecutableCache {
   }
   void insert(uint64_t hash, const ir::Graph& graph, std::shared_ptr<runtime::Executable> exe);
   size_t size() const;
-  size_t capacity() const { return capacity_; }
+  size_t capacity() const;
   void set_capacity(size_t capacity);
   void clear();
 

@@ -8,6 +8,7 @@
 #include "compiler/pipeline.h"
 #include "core/environment.h"
 #include "core/runtime_context.h"
+#include "xlite/device.h"
 #include "xlite/error.h"
 
 namespace xlite::compiler {
@@ -92,6 +93,11 @@ std::vector<std::string> backend_names() {
 
 std::shared_ptr<runtime::Executable> compile_with(const ir::Graph& graph, const std::string& backend) {
   ir::verify(graph);
+  // Text IR may name any device; this process has XLITE_NUM_CPU_DEVICES of them.
+  for (size_t i = 0; i < graph.instrs.size(); ++i)
+    if (graph.instrs[i].device.index >= device_count())
+      throw Error("[compile] %" + std::to_string(i) + " is on " + graph.instrs[i].device.str() + ", but there are " +
+                  std::to_string(device_count()) + " devices (XLITE_NUM_CPU_DEVICES sets how many)");
   return backend_named(backend).compile(graph);
 }
 

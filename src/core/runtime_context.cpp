@@ -20,28 +20,27 @@ void add(const char* name, RuntimeState* state) {
   r.states.emplace_back(name, state);
 }
 
-std::vector<std::pair<std::string, std::string>> describe_all() {
+namespace {
+// A copy of the list, so that no state is called with the registry's lock held.
+std::vector<std::pair<const char*, RuntimeState*>> snapshot() {
   Registered& r = registered();
-  std::vector<std::pair<const char*, RuntimeState*>> states;
-  {
-    std::lock_guard lock(r.mutex);
-    states = r.states;
-  }
+  std::lock_guard lock(r.mutex);
+  return r.states;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> describe_all() {
+  const auto states = snapshot();
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [name, state] : states) out.emplace_back(name, state->describe());
   return out;
 }
 
 void clear_caches() {
-  Registered& r = registered();
-  std::vector<std::pair<const char*, RuntimeState*>> states;
-  {
-    std::lock_guard lock(r.mutex);
-    states = r.states;
-  }
-  // In reverse order of making: the allocators, made before the caches of programs and kernels, empty
-  // last, after those gave their buffers back.
-  for (auto it = states.rbegin(); it != states.rend(); ++it) it->second->clear_cache();
+  const auto states = snapshot();
+  // Caches first, so that the buffers they held are back with the allocators before those let go.
+  for (const auto& [name, state] : states) state->clear_cache();
+  for (const auto& [name, state] : states) state->release_memory();
 }
 
 }  // namespace xlite::runtime_context

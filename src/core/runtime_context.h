@@ -4,19 +4,20 @@
 // emptied together (xlite::clear_caches(), like jax.clear_caches()). States are never destroyed: tensors
 // and programs may still be released during exit, after static destruction has begun.
 //
-// The states, in the order a first op usually makes them (name: owner: what it holds):
-//   settings          core/environment.cpp            the XLITE_* variables, read and checked once
-//   live tensors      tensor/live_tensors.cpp         each thread's pending tensors, for sync()
-//   random            core/random_state.cpp           the Philox seed and offset of the next draw
-//   allocators        runtime/allocator.cpp           one caching allocator per device (a cache)
-//   metrics           debug/metrics.cpp               counters and timed metrics
-//   sync              lazy/sync.cpp                   the sync lock, its scratch and the last sync's facts
-//   backends          compiler/compile.cpp            the backend registry and the backends made
-//   executable cache  compiler/cache.cpp              programs by graph (LRU of XLITE_COMPILATION_CACHE_SIZE; a cache)
-//   kernel cache      backends/cpu/kernel_cache.cpp   JIT-compiled loops by region text (LRU of
-//   XLITE_KERNEL_CACHE_SIZE; a cache) onednn            backends/cpu/library.cpp        the oneDNN engine and stream
-//   custom gradients  autograd/backward.cpp           backward rules of custom ops, by node
-//   step profile      runtime/step_profile.cpp        XLITE_PROFILE's time per step label
+// The states, in the order a first op usually makes them (name, owner: what it holds). Caches are marked.
+//   settings, core/environment.cpp: the XLITE_* variables, read and checked once
+//   live tensors, tensor/live_tensors.cpp: each thread's pending tensors, for sync()
+//   random, core/random_state.cpp: the Philox seed and offset of the next draw
+//   allocators, runtime/allocator.cpp: one caching allocator per device (cache: freed blocks)
+//   metrics, debug/metrics.cpp: counters and timed metrics
+//   sync, lazy/sync.cpp: the sync lock, its scratch and the last sync's facts
+//   backends, compiler/compile.cpp: the backend registry and the backends made
+//   executable cache, compiler/cache.cpp: programs by graph (cache: LRU of XLITE_COMPILATION_CACHE_SIZE)
+//   kernel cache, backends/cpu/kernel_cache.cpp: loops by region (cache: LRU of XLITE_KERNEL_CACHE_SIZE)
+//   jit, backends/cpu/jit.cpp: the LLVM ORC JIT that holds the kernels' machine code
+//   onednn, backends/cpu/library.cpp: the oneDNN engine and stream
+//   custom gradients, autograd/backward.cpp: backward rules of custom ops, by node
+//   step profile, runtime/step_profile.cpp: XLITE_PROFILE's time per step label
 // compile(fn) keeps its programs in the Compiled object the user holds, not here.
 //
 // Modes are thread-scoped, never process-wide: eager mode (lazy/sync.cpp), grad mode
@@ -35,6 +36,7 @@ class RuntimeState {
   virtual ~RuntimeState() = default;
   virtual std::string describe() const = 0;  // what it holds now, in a few words
   virtual void clear_cache() {}              // drops what can be made again; state that is no cache keeps all
+  virtual void release_memory() {}           // after every clear_cache: gives freed memory back
 };
 
 namespace runtime_context {
@@ -54,7 +56,7 @@ T& state(const char* name) {
 
 // Every state made so far, in the order they were made: (name, describe()).
 std::vector<std::pair<std::string, std::string>> describe_all();
-// Empties every cache: compiled programs, compiled kernels, freed blocks kept by the allocators.
+// Empties every cache (compiled programs, compiled kernels), then gives the memory the allocators keep back.
 void clear_caches();
 
 }  // namespace runtime_context

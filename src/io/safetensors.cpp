@@ -201,6 +201,9 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path)
 }
 
 std::map<std::string, Tensor> load(const std::string& path, Device device) {
+  if (device.index < 0 || device.index >= device_count())
+    throw Error("[load] " + path + ": no device " + device.str() + " to load onto (there are " +
+                std::to_string(device_count()) + ")");
   io::remove_stale_temps(path);
   FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) throw Error("[load] cannot open " + path + ": " + std::strerror(errno));

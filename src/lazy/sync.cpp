@@ -222,17 +222,27 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
   }
   if (s.pending.empty()) return;
   if (one_device) return sync_device(s, s.pending.front()->device(), cause, record);
-  // Each device runs a program of its own, as PyTorch/XLA syncs per device. A value one device's program
-  // reads from another's (through a transfer) is computed by the program that needs it, unless an earlier
-  // program in this sync already computed it for its own tensor.
-  if (record)
-    throw Error("[compile] a compiled step whose results are on several devices (" + s.pending.front()->device().str() +
-                " and more) is not supported yet: move them to one device with .to(device)");
+  // Each device runs a program of its own, as PyTorch/XLA syncs per device. A program that reads another
+  // device's pending value through a transfer computes it itself unless that value was bound by an earlier
+  // program, so devices run in the order their newest tensors were made: a value is made before the transfer
+  // that moves it.
   std::vector<TensorImpl*> all = std::move(s.pending);
-  std::vector<Device> order;
-  for (TensorImpl* impl : all)
-    if (std::find(order.begin(), order.end(), impl->device()) == order.end()) order.push_back(impl->device());
-  for (Device device : order) {
+  std::vector<std::pair<uint64_t, Device>> order;  // per device, its newest tensor's id
+  for (TensorImpl* impl : all) {
+    auto it = std::find_if(order.begin(), order.end(), [&](const auto& o) { return o.second == impl->device(); });
+    if (it == order.end())
+      order.emplace_back(impl->id(), impl->device());
+    else
+      it->first = std::max(it->first, impl->id());
+  }
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (record) {
+    std::string devices;
+    for (const auto& [id, device] : order) devices += (devices.empty() ? "" : ", ") + device.str();
+    throw Error("[compile] a compiled step whose results are on several devices (" + devices +
+                ") is not supported yet: move them to one device with .to(device)");
+  }
+  for (const auto& [newest, device] : order) {
     s.pending.clear();
     s.roots.clear();
     for (TensorImpl* impl : all) {

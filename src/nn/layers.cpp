@@ -89,7 +89,7 @@ Dropout::Dropout(double p_) : p(p_) {
 
 Tensor Dropout::forward(const Tensor& x) {
   if (!is_training() || p == 0) return x;
-  Tensor keep = rand(x.shape()) >= p;
+  Tensor keep = rand(x.shape(), DType::f32, x.device()) >= p;
   return where(keep, x / (1.0 - p), 0.0);
 }
 

@@ -167,6 +167,10 @@ double warmup_cosine_lr(int64_t step, int64_t warmup, int64_t total, double base
 
 Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
   NoGradGuard no_grad;
+  for (const Tensor& p : params)
+    if (p.device() != params[0].device())
+      throw Error("[clip_grad_norm_] parameters on " + params[0].device().str() + " and " + p.device().str() +
+                  ": clip the parameters of each device on their own");
   Tensor total;
   for (const Tensor& p : params) {
     Tensor g = p.grad();
@@ -174,7 +178,7 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
     Tensor squares = sum(g.to(DType::f32) * g.to(DType::f32));
     total = total.defined() ? total + squares : squares;
   }
-  if (!total.defined()) return zeros({});
+  if (!total.defined()) return zeros({}, DType::f32, params.empty() ? Device{} : params[0].device());
   Tensor norm = sqrt(total);
   Tensor scale = clamp(max_norm / (norm + 1e-6), std::nullopt, 1.0);
   for (const Tensor& p : params) {

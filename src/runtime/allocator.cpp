@@ -123,7 +123,7 @@ struct Allocators final : RuntimeState {
     }
     return text;
   }
-  void clear_cache() override {
+  void release_memory() override {
     for (const auto& a : per_device) a->empty_cache();
   }
 };

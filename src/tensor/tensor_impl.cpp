@@ -1,7 +1,8 @@
 #include "tensor/tensor_impl.h"
 
-#include "tensor/live_tensors.h"
+#include "core/check.h"
 #include "core/step_recording.h"
+#include "tensor/live_tensors.h"
 #include "xlite/metrics.h"
 
 namespace xlite {
@@ -115,6 +116,7 @@ void rollback() {
 }  // namespace in_place_log
 
 void TensorImpl::set_pending(ir::NodePtr node) {
+  XLITE_CHECK(node->device == device_, "a tensor on " + device_.str() + " rebound to a value on " + node->device.str());
   note_data_read();  // its state at entry
   if (data_ && log.active) log.saved.emplace_back(weak_from_this(), data_);
   if (data_) donor_ = data_.get();
@@ -133,6 +135,8 @@ void TensorImpl::set_pending(ir::NodePtr node) {
 }
 
 void TensorImpl::set_data(BufferPtr data) {
+  XLITE_CHECK(!data || data->device() == device_,
+              "a tensor on " + device_.str() + " given data on " + data->device().str());
   if (pending_) live_tensors::remove(this);
   pending_.reset();
   data_ = std::move(data);

@@ -1,6 +1,7 @@
 // The kernel cache: compiled region loops by the region body's text, so graphs that share a region
 // compile it once. Bounded (least recently used out), since every kernel is machine code in the JIT; a
 // kernel that leaves the cache lives on in the programs that hold it.
+#include <algorithm>
 #include <list>
 #include <mutex>
 #include <string>
@@ -37,18 +38,28 @@ struct KernelCache final : RuntimeState {
            " compiled, " + std::to_string(hits) + " reused";
   }
   void clear_cache() override {
+    decltype(lru) dropped;  // destroyed after the lock is released: freeing machine code takes a while
     std::lock_guard lock(mutex);
-    lru.clear();
+    dropped.swap(lru);
     index.clear();
   }
 };
 
 KernelCache& kernel_cache() { return runtime_context::state<KernelCache>("kernel cache"); }
 
+// Every CPU device keeps its data in host memory, so one loop serves a region on any of them.
+std::string kernel_key(const ir::Graph& body) {
+  if (std::all_of(body.instrs.begin(), body.instrs.end(), [](const ir::Instr& i) { return i.device == Device{}; }))
+    return ir::to_text(body);
+  ir::Graph on_any_device = body;
+  for (ir::Instr& instr : on_any_device.instrs) instr.device = Device{};
+  return ir::to_text(on_any_device);
+}
+
 }  // namespace
 
 CompiledKernel compile_kernel(const ir::Graph& body) {
-  std::string key = ir::to_text(body);
+  std::string key = kernel_key(body);
   KernelCache& cache = kernel_cache();
   std::string name;
   {
