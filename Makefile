@@ -33,13 +33,13 @@ test-asan: build-asan
 
 # ThreadSanitizer on the tests that use threads or the state threads share. OpenMP teams of one thread:
 # libgomp is not instrumented, so the synchronisation inside its teams would be invisible to TSan.
-TSAN_TESTS = Threads.*:LiveTensors.*:CompileSoundness.*:CompileReplay.*:AutogradInPlace.*:Metrics.*
+TSAN_TESTS = Threads.*:LiveTensors.*:CompileSoundness.*:CompileReplay.*:AutogradInPlace.*:Metrics.*:RuntimeContext.*:Devices.*
 build-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_SANITIZE_THREAD=ON -DXLITE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target xlite_tests
 
 test-tsan: build-tsan
-	OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	OMP_NUM_THREADS=1 XLITE_NUM_CPU_DEVICES=4 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		$(TSAN_BUILD)/xlite_tests --gtest_filter='$(TSAN_TESTS)'
 
 # Every C++ file of ours in the style of .clang-format (clang-format-19, installed by scripts/install-deps.sh).
