@@ -43,14 +43,18 @@ namespace runtime_context {
 
 void add(const char* name, RuntimeState* state);
 
-// The process's one T, made and registered under `name` on first use (thread-safe).
+template <class T>
+[[gnu::noinline]] T* make_state(const char* name) {
+  T* s = new T();
+  add(name, s);
+  return s;
+}
+
+// The process's one T, made and registered under `name` on first use (thread-safe). After the first use
+// this is one guard check, inlined: eager ops reach several states per op.
 template <class T>
 T& state(const char* name) {
-  static T* const made = [name] {
-    T* s = new T();
-    add(name, s);
-    return s;
-  }();
+  static T* const made = make_state<T>(name);
   return *made;
 }
 

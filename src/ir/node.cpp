@@ -20,19 +20,29 @@ Node::~Node() {
 }
 
 namespace {
-// The device a new node runs on: a transfer's destination, a leaf's own, else the one its operands share.
-Device node_device(OpId op, std::span<const NodePtr> operands, std::optional<Device> device, const char* origin) {
-  if (op == OpId::transfer) {
-    XLITE_CHECK(device.has_value(), "a transfer node needs its destination device");
-    return *device;
-  }
-  if (operands.empty()) return device.value_or(Device{});
+[[noreturn]] void fail_mixed_devices(OpId op, std::span<const NodePtr> operands, const char* origin) {
   const Device first = operands[0]->device;
   for (const NodePtr& operand : operands)
     if (operand->device != first)
       throw Error(blame_message(origin, op,
                                 "operands are on different devices, " + first.str() + " and " + operand->device.str() +
                                     " (move one with .to(device))"));
+  XLITE_FAIL("mixed devices that are not mixed");
+}
+
+// The device a new node runs on: a transfer's destination, a leaf's own, else the one its operands share.
+// Inline in make_node's path: every op of every eager step comes through here.
+inline Device node_device(OpId op, std::span<const NodePtr> operands, std::optional<Device> device,
+                          const char* origin) {
+  if (operands.empty() || op == OpId::transfer) {
+    XLITE_CHECK(op != OpId::transfer || device.has_value(), "a transfer node needs its destination device");
+    return device.value_or(Device{});
+  }
+  const Device first = operands[0]->device;
+  bool same = true;
+  for (size_t k = 1; k < operands.size(); ++k) same = same && operands[k]->device == first;
+  if (!same) [[unlikely]]
+    fail_mixed_devices(op, operands, origin);
   XLITE_CHECK(!device || *device == first, "a node of " + std::string(op_name(op)) + " placed on " + device->str() +
                                                " reads values on " + first.str());
   return first;

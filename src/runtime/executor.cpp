@@ -53,6 +53,7 @@ class Executor final : public Executable {
       for (size_t j = i + 1; j < graph.outputs.size(); ++j)
         if (graph.outputs[j] == graph.outputs[i]) output_is_last_use_[i] = false;
     last_read_.assign(graph.instrs.size(), -1);
+    for (const ProgramStep& step : steps) output_allocator_.push_back(&allocator(graph.instrs[step.root].device));
     for (size_t s = 0; s < steps.size(); ++s) {
       for (int32_t v : steps[s].inputs) last_read_[v] = static_cast<int64_t>(s);
       step_of_[steps[s].root] = static_cast<int64_t>(s);
@@ -105,7 +106,7 @@ class Executor final : public Executable {
     if (first_donated < static_cast<int64_t>(steps.size())) preallocated.resize(steps.size());
     for (size_t s = first_donated; s < steps.size(); ++s)
       if (!donated.count(static_cast<int64_t>(s)) && !steps[s].replaces_output)
-        preallocated[s] = allocate_output(steps[s]);
+        preallocated[s] = output_allocator_[s]->allocate(static_cast<size_t>(steps[s].output_bytes));
     // Each value by instruction (RunValues).
     std::pmr::vector<Buffer*> values(graph.instrs.size(), nullptr, &arena);
     std::pmr::vector<BufferPtr> owned(graph.instrs.size(), &arena);
@@ -117,9 +118,10 @@ class Executor final : public Executable {
       const ProgramStep& step = steps[s];
       const int64_t started = profiles_.empty() ? 0 : now_ns();
       auto given = donated.find(static_cast<int64_t>(s));
-      BufferPtr out = given != donated.end()                     ? given->second
-                      : !preallocated.empty() && preallocated[s] ? std::move(preallocated[s])
-                                                                 : allocate_output(step);
+      BufferPtr out = given != donated.end() ? given->second
+                      : !preallocated.empty() && preallocated[s]
+                          ? std::move(preallocated[s])
+                          : output_allocator_[s]->allocate(static_cast<size_t>(step.output_bytes));
       const StepInputs inputs(step.inputs, run_values);
       if (std::optional<StepFailure> failed = step.thunk->run(inputs, &out)) failure.note(std::move(*failed));
       if (!profiles_.empty()) profiles_[s]->add(now_ns() - started);
@@ -144,17 +146,14 @@ class Executor final : public Executable {
   Device device() const override { return program_.device; }
 
  private:
-  BufferPtr allocate_output(const ProgramStep& step) const {
-    return allocator(program_.graph.instrs[step.root].device).allocate(static_cast<size_t>(step.output_bytes));
-  }
-
   Program program_;
-  std::vector<int32_t> parameter_instr_;          // per argument: the instruction that reads it
-  std::vector<Device> parameter_device_;          // per argument: where it must live
-  std::vector<int32_t> argument_of_instr_;        // per instruction: its argument, or -1
-  std::vector<bool> output_is_last_use_;          // per output: no later output is the same value
-  std::vector<int64_t> last_read_;                // per instruction: the last step that reads it
-  std::unordered_map<int32_t, int64_t> step_of_;  // root instruction -> step
+  std::vector<int32_t> parameter_instr_;             // per argument: the instruction that reads it
+  std::vector<Device> parameter_device_;             // per argument: where it must live
+  std::vector<CachingAllocator*> output_allocator_;  // per step: its output's device's
+  std::vector<int32_t> argument_of_instr_;           // per instruction: its argument, or -1
+  std::vector<bool> output_is_last_use_;             // per output: no later output is the same value
+  std::vector<int64_t> last_read_;                   // per instruction: the last step that reads it
+  std::unordered_map<int32_t, int64_t> step_of_;     // root instruction -> step
   int64_t last_raising_step_ = -1;
   std::vector<std::unique_ptr<StepProfile>> profiles_;  // per step, under XLITE_PROFILE
 };

@@ -68,8 +68,8 @@ void copy_between_devices(const Buffer& src, Buffer& dst) {
 
 std::unique_ptr<Thunk> make_transfer_thunk() { return std::make_unique<TransferThunk>(); }
 
-void check_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
-               std::span<const Device> parameter_devices) {
+void fail_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
+              std::span<const Device> parameter_devices) {
   if (on.device != compiled_for)
     throw Error("[run] the program was compiled for " + compiled_for.str() + " and is run on " + on.device.str());
   if (on.stream != 0) throw Error("[run] " + on.device.str() + " has one stream (0), not " + std::to_string(on.stream));
@@ -79,6 +79,7 @@ void check_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> 
     XLITE_CHECK(args[a]->device() == parameter_devices[a], "[run] argument " + std::to_string(a) + " is on " +
                                                                args[a]->device().str() + ", its parameter on " +
                                                                parameter_devices[a].str());
+  XLITE_FAIL("[run] a check failed that fail_run does not know");
 }
 
 }  // namespace xlite::runtime

@@ -31,8 +31,15 @@ void copy_between_devices(const Buffer& src, Buffer& dst);
 std::unique_ptr<Thunk> make_transfer_thunk();
 
 // What every executable checks before it runs: the argument count, the device it is run on against the
-// one it was compiled for, and each argument's device against its parameter's.
-void check_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
-               std::span<const Device> parameter_devices);
+// one it was compiled for, and each argument's device against its parameter's. Inline: every eager op runs it.
+[[noreturn]] void fail_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
+                           std::span<const Device> parameter_devices);
+inline void check_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
+                      std::span<const Device> parameter_devices) {
+  bool ok = on.device == compiled_for && on.stream == 0 && args.size() == parameter_devices.size();
+  for (size_t a = 0; ok && a < args.size(); ++a) ok = args[a]->device() == parameter_devices[a];
+  if (!ok) [[unlikely]]
+    fail_run(on, compiled_for, args, parameter_devices);
+}
 
 }  // namespace xlite::runtime
