@@ -5,10 +5,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 # llvm-19-tools: lit and FileCheck, which run the text-IR tests in tests/xir. clang-format-19: make format-check.
+# graphviz: a test renders debug::graph_dot with dot.
 # python3-*: the checkpoint interop test (tests/python/safetensors_interop.py) reads and writes
 # safetensors files with Python's safetensors package, NumPy and PyTorch (Debian's torch is 1.13).
 packages=(g++ cmake ninja-build make libgtest-dev llvm-19-dev llvm-19-tools clang-format-19 libdnnl-dev nlohmann-json3-dev
-          python3-venv python3-numpy python3-torch "$@")
+          python3-venv python3-numpy python3-torch graphviz "$@")
 
 missing=()
 for p in "${packages[@]}"; do

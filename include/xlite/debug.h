@@ -11,6 +11,12 @@ namespace xlite::debug {
 
 // The pending graph that computes these tensors, in xlite's text IR (parseable back to the same graph).
 std::string graph_text(const std::vector<Tensor>& tensors);
+// The same graph after the compiler's passes, followed by its fusion plan ("fusion:" then one line per
+// region and per materialized or recomputed value, with the reason): what the CPU target compiles.
+std::string optimized_text(const std::vector<Tensor>& tensors);
+// The optimized graph as Graphviz text (render with `dot -Tsvg`): each fused region is a cluster labelled
+// with its kind (loop, reduce, matmul, conv2d, reference, transfer), parameters are ellipses.
+std::string graph_dot(const std::vector<Tensor>& tensors);
 // The structural hash of that graph: equal for the same ops, shapes and dtypes whatever the data.
 uint64_t graph_hash(const std::vector<Tensor>& tensors);
 

@@ -22,7 +22,12 @@ std::vector<std::string> counter_names();
 // Timed metrics: CompileTime, ExecuteTime, TracingTime, EagerOpCompileTime, EagerOpExecuteTime, ...
 MetricData metric_data(std::string_view name);  // empty if never recorded
 std::vector<std::string> metric_names();
+// Every metric (total, mean, rate, 50/90/99th percentiles of the recent samples) and counter, in
+// PyTorch/XLA's format.
 std::string metrics_report();
+// The same for the few that say whether a program compiles too often or reads values back too often:
+// CompileTime, ExecuteTime, TracingTime, the eager-op times, compiles, syncs, executions and transfers.
+std::string short_metrics_report();
 void clear_all();
 
 // Recording (used by the runtime; users may add their own).

@@ -77,6 +77,12 @@ Loaded load() {
             "GiB, TiB for powers of 1024; KB, MB, GB, TB for powers of 1000)");
       s.memory_limit = *bytes;
     }
+    if (const char* v = std::getenv("XLITE_SAVE_GRAPHS"); v && *v) s.save_graphs = v;
+    if (const char* v = std::getenv("XLITE_SAVE_GRAPHS_FMT"); v && *v) {
+      if (std::string_view(v) != "text" && std::string_view(v) != "dot")
+        bad("XLITE_SAVE_GRAPHS_FMT", v, "a graph format (text or dot)");
+      s.save_graphs_fmt = v;
+    }
     if (const char* v = std::getenv("XLITE_NUM_CPU_DEVICES"); v && *v) {
       auto count = parse_int(v, 1, kMaxDevices);
       if (!count) bad("XLITE_NUM_CPU_DEVICES", v, "a number of virtual CPU devices (an integer from 1 to 64)");
@@ -93,7 +99,9 @@ Loaded load() {
                                       "XLITE_COMPILATION_CACHE_SIZE",
                                       "XLITE_KERNEL_CACHE_SIZE",
                                       "XLITE_MEMORY_LIMIT",
-                                      "XLITE_NUM_CPU_DEVICES"};
+                                      "XLITE_NUM_CPU_DEVICES",
+                                      "XLITE_SAVE_GRAPHS",
+                                      "XLITE_SAVE_GRAPHS_FMT"};
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view var(*entry);
     if (var.rfind("XLITE_", 0) != 0) continue;

@@ -10,14 +10,16 @@
 namespace xlite::env {
 
 struct Settings {
-  std::string backend = "cpu";       // XLITE_BACKEND (checked against the backends by the compiler)
-  int debug = 0;                     // XLITE_DEBUG: 0 or 1
-  bool profile = false;              // XLITE_PROFILE: 0 or 1
-  bool dump_ir = false;              // XLITE_DUMP_IR: 0 or 1
-  int64_t cache_size = 2048;         // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1
-  int64_t kernel_cache_size = 4096;  // XLITE_KERNEL_CACHE_SIZE: compiled loops kept, >= 1
-  int64_t memory_limit = 0;          // XLITE_MEMORY_LIMIT: bytes, > 0; 0 when unset (physical memory)
-  int num_cpu_devices = 1;           // XLITE_NUM_CPU_DEVICES: virtual CPU devices, 1 to 64
+  std::string backend = "cpu";           // XLITE_BACKEND (checked against the backends by the compiler)
+  int debug = 0;                         // XLITE_DEBUG: 0 or 1
+  bool profile = false;                  // XLITE_PROFILE: 0 or 1
+  bool dump_ir = false;                  // XLITE_DUMP_IR: 0 or 1
+  int64_t cache_size = 2048;             // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1
+  int64_t kernel_cache_size = 4096;      // XLITE_KERNEL_CACHE_SIZE: compiled loops kept, >= 1
+  int64_t memory_limit = 0;              // XLITE_MEMORY_LIMIT: bytes, > 0; 0 when unset (physical memory)
+  int num_cpu_devices = 1;               // XLITE_NUM_CPU_DEVICES: virtual CPU devices, 1 to 64
+  std::string save_graphs;               // XLITE_SAVE_GRAPHS: a file every synced graph is appended to
+  std::string save_graphs_fmt = "text";  // XLITE_SAVE_GRAPHS_FMT: text (as traced) or dot (optimized, fused)
 };
 
 const Settings& settings();

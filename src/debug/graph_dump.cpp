@@ -1,4 +1,7 @@
 #include "tensor/tensor_impl.h"
+#include "compiler/fusion.h"
+#include "compiler/graph_dot.h"
+#include "compiler/optimize.h"
 #include "ir/graph.h"
 #include "lazy/graph_builder.h"
 #include "lazy/sync.h"
@@ -18,6 +21,16 @@ lazy::BuiltGraph pending_graph(const std::vector<Tensor>& tensors) {
 }  // namespace
 
 std::string graph_text(const std::vector<Tensor>& tensors) { return ir::to_text(pending_graph(tensors).graph); }
+
+std::string optimized_text(const std::vector<Tensor>& tensors) {
+  const ir::Graph graph = compiler::optimize(pending_graph(tensors).graph);
+  return ir::to_text(graph) + "fusion:\n" + compiler::describe(compiler::plan_fusion(graph));
+}
+
+std::string graph_dot(const std::vector<Tensor>& tensors) {
+  const ir::Graph graph = compiler::optimize(pending_graph(tensors).graph);
+  return compiler::to_dot(graph, compiler::plan_fusion(graph));
+}
 uint64_t graph_hash(const std::vector<Tensor>& tensors) { return pending_graph(tensors).graph.hash(); }
 
 MemoryStats memory_stats(const std::vector<Tensor>& tensors) {

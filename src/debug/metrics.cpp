@@ -1,10 +1,12 @@
 #include "xlite/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/runtime_context.h"
 
 namespace xlite::metrics {
@@ -15,10 +17,12 @@ struct Series {
   int64_t samples = 0;
   double total = 0;
   std::vector<double> ring;
-  size_t next = 0;  // where the next sample goes once the ring is full
+  size_t next = 0;       // where the next sample goes once the ring is full
+  int64_t first_ns = 0;  // when the first sample since start or clear_all came, for the rate
 
   void add(double value) {
     std::lock_guard lock(mutex);
+    if (samples == 0) first_ns = now_ns();
     ++samples;
     total += value;
     if (ring.size() < kRecent) {
@@ -30,6 +34,7 @@ struct Series {
   }
   void clear() {
     std::lock_guard lock(mutex);
+    first_ns = 0;
     samples = 0;
     total = 0;
     ring.clear();
@@ -134,20 +139,43 @@ std::vector<std::string> metric_names() {
   return names;
 }
 
-std::string metrics_report() {
+namespace {
+// PyTorch/XLA's report format: a block per metric with totals, rate and percentiles of the recent samples,
+// then a block per counter. `wanted` picks the names (all when empty); entries never recorded are left out.
+std::string report(const std::vector<std::string_view>& wanted) {
+  auto listed = [&](std::string_view name) {
+    return wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end();
+  };
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   std::ostringstream out;
   for (auto& [name, m] : r.metrics) {
+    if (!listed(name)) continue;
     std::lock_guard series_lock(m.mutex);
     if (m.samples == 0) continue;
+    const double seconds = static_cast<double>(now_ns() - m.first_ns) * 1e-9;
+    std::vector<double> recent = m.ring;
+    std::sort(recent.begin(), recent.end());
+    auto percentile = [&](double p) { return recent[static_cast<size_t>(p * static_cast<double>(recent.size() - 1))]; };
+    char rate[48];
+    std::snprintf(rate, sizeof rate, "%.3g", seconds > 0 ? static_cast<double>(m.samples) / seconds : 0.0);
     out << "Metric: " << name << "\n  TotalSamples: " << m.samples << "\n  Accumulator: " << format_ns(m.total)
-        << "\n  Mean: " << format_ns(m.total / static_cast<double>(m.samples)) << "\n";
+        << "\n  Mean: " << format_ns(m.total / static_cast<double>(m.samples)) << "\n  Rate: " << rate
+        << " / second\n  Percentiles: 50%=" << format_ns(percentile(0.5)) << "; 90%=" << format_ns(percentile(0.9))
+        << "; 99%=" << format_ns(percentile(0.99)) << " (of the last " << recent.size() << ")\n";
   }
   for (const auto& [name, value] : r.counters)
-    if (int64_t v = value.load(std::memory_order_relaxed); v != 0)
+    if (int64_t v = value.load(std::memory_order_relaxed); v != 0 && listed(name))
       out << "Counter: " << name << "\n  Value: " << v << "\n";
   return out.str();
+}
+}  // namespace
+
+std::string metrics_report() { return report({}); }
+
+std::string short_metrics_report() {
+  return report({"CompileTime", "ExecuteTime", "TracingTime", "EagerOpCompileTime", "EagerOpExecuteTime",
+                 "UncachedCompile", "CachedCompile", "Sync", "Execute", "TransferToDevice", "TransferFromDevice"});
 }
 
 void clear_all() {

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <mutex>
 
 #include "compiler/cache.h"
+#include "compiler/fusion.h"
+#include "compiler/graph_dot.h"
+#include "compiler/optimize.h"
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/environment.h"
@@ -115,6 +120,24 @@ void report_compile(SyncCause cause, uint64_t hash, const ir::Graph& graph, cons
                static_cast<long long>(stats.kernels), stats.fusion.c_str());
 }
 
+// XLITE_SAVE_GRAPHS: every synced graph appended to one file, as traced (text) or optimized and fused (dot),
+// like PyTorch/XLA's XLA_SAVE_TENSORS_FILE.
+void save_graph(const ir::Graph& graph, uint64_t hash, SyncCause cause) {
+  const env::Settings& settings = env::settings();
+  std::FILE* file = std::fopen(settings.save_graphs.c_str(), "a");
+  if (!file) throw Error("[XLITE_SAVE_GRAPHS] cannot append to " + settings.save_graphs + ": " + std::strerror(errno));
+  std::string text;
+  if (settings.save_graphs_fmt == "dot") {
+    const ir::Graph optimized = compiler::optimize(graph);
+    text = compiler::to_dot(optimized, compiler::plan_fusion(optimized));
+  } else {
+    text = ir::to_text(graph);
+  }
+  std::fprintf(file, "# graph %016llx (%s)\n%s\n", static_cast<unsigned long long>(hash), cause_text(cause),
+               text.c_str());
+  std::fclose(file);
+}
+
 double elapsed_ns(int64_t since) { return static_cast<double>(now_ns() - since); }
 
 // The compiled program for the walked graph: from the cache, or compiled and cached.
@@ -157,7 +180,8 @@ void add_tracing_time(double nanoseconds) { sync_state().pending_tracing_ns += s
 
 namespace {
 // Computes the pending tensors of one device (s.pending, s.roots) with one program run on that device.
-void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record) {
+void sync_device(SyncState& state, Device device, SyncCause cause, SyncRecord* record) {
+  Scratch& s = state.scratch;
   const SyncMetrics& m = sync_metrics();
   const bool is_eager = cause == SyncCause::eager_op;
   // The scratch must not keep nodes or buffers alive past this sync, however it ends.
@@ -168,7 +192,7 @@ void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record)
       s.graph.release();
     }
   } release{s};
-  if (int64_t traced = sync_state().pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
+  if (int64_t traced = state.pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
     m.tracing_time.add_sample(static_cast<double>(traced));
 
   PendingGraph& walked = s.graph;
@@ -176,6 +200,8 @@ void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record)
   const uint64_t hash = walked.hash();
   bool hit = false;
   std::shared_ptr<runtime::Executable> exe = find_or_compile(walked, hash, cause, &hit);
+  static const bool saving = !env::settings().save_graphs.empty();  // read once: every eager op syncs
+  if (saving) save_graph(walked.build(), hash, cause);
 
   std::vector<runtime::Donation> donations = find_donations(s.pending, walked);
   const int64_t start = now_ns();
@@ -194,7 +220,7 @@ void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record)
                                        k) == root_outputs.end();
     s.pending[i]->set_computed(last_reader ? std::move(results[k]) : results[k], /*sync_holders=*/1);
   }
-  sync_state().last = LastSync{
+  state.last = LastSync{
       cause, false, hash, static_cast<int64_t>(walked.arguments().size()), static_cast<int64_t>(results.size()), hit};
   if (record) {
     record->executable = std::move(exe);
@@ -207,9 +233,10 @@ void sync_device(Scratch& s, Device device, SyncCause cause, SyncRecord* record)
 }  // namespace
 
 void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecord* record) {
-  std::lock_guard lock(sync_state().mutex);
+  SyncState& state = sync_state();
+  std::lock_guard lock(state.mutex);
   if (cause != SyncCause::eager_op) sync_metrics().sync.increment();
-  Scratch& s = sync_state().scratch;
+  Scratch& s = state.scratch;
   s.pending.clear();
   s.roots.clear();
   bool one_device = true;
@@ -221,7 +248,7 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
     }
   }
   if (s.pending.empty()) return;
-  if (one_device) return sync_device(s, s.pending.front()->device(), cause, record);
+  if (one_device) return sync_device(state, s.pending.front()->device(), cause, record);
   // Each device runs a program of its own, as PyTorch/XLA syncs per device. A program that reads another
   // device's pending value through a transfer computes it itself unless that value was bound by an earlier
   // program, so devices run in the order their newest tensors were made: a value is made before the transfer
@@ -250,7 +277,7 @@ void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecor
       s.pending.push_back(impl);
       s.roots.push_back(impl->pending());
     }
-    sync_device(s, device, cause, nullptr);
+    sync_device(state, device, cause, nullptr);
   }
 }
 

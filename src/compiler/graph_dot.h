@@ -1,0 +1,13 @@
+#pragma once
+// A graph and its fusion plan as Graphviz text: one node per instruction, each fused region a cluster
+// labelled with its kind, so a user sees which ops became one loop and which values got buffers.
+#include <string>
+
+#include "compiler/fusion.h"
+#include "ir/graph.h"
+
+namespace xlite::compiler {
+
+std::string to_dot(const ir::Graph& graph, const FusionPlan& plan);
+
+}  // namespace xlite::compiler

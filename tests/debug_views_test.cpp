@@ -1,0 +1,125 @@
+// What a user looks at: the optimized graph with its fusion plan, the same as Graphviz, the metrics
+// report, and every synced graph saved to a file (XLITE_SAVE_GRAPHS, set by ctest for its own processes).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <xlite/xlite.h>
+
+#include "ir/graph.h"
+#include "test_support.h"
+
+namespace xl = xlite;
+
+namespace {
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Every "vN -> vM" edge names nodes the text defines, and braces balance.
+void ExpectWellFormedDot(const std::string& dot) {
+  EXPECT_EQ(dot.rfind("digraph xlite {", 0), 0u) << dot;
+  EXPECT_EQ(Count(dot, "{"), Count(dot, "}")) << dot;
+  std::set<std::string> defined;
+  const std::regex node(R"((v\d+) \[label=)"), edge(R"((v\d+) -> (v\d+|out\d+);)");
+  for (std::sregex_iterator it(dot.begin(), dot.end(), node), end; it != end; ++it) defined.insert((*it)[1]);
+  int edges = 0;
+  for (std::sregex_iterator it(dot.begin(), dot.end(), edge), end; it != end; ++it, ++edges) {
+    EXPECT_TRUE(defined.count((*it)[1])) << (*it)[1] << " is not defined";
+    if ((*it)[2].str()[0] == 'v') {
+      EXPECT_TRUE(defined.count((*it)[2])) << (*it)[2] << " is not defined";
+    }
+  }
+  EXPECT_GT(edges, 0);
+}
+}  // namespace
+
+TEST(DebugViews, OptimizedTextShowsThePassesAndTheFusionPlan) {
+  xl::Tensor x = xl::tensor(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  xl::Tensor b = xl::tensor(std::vector<float>{1, 2, 3});
+  xl::Tensor y = xl::transpose(xl::tanh(x + b * 1.0), 0, 1);  // the * 1 is simplified away
+  const std::string text = xl::debug::optimized_text({y});
+  EXPECT_EQ(Count(text, " mul("), 0) << text;
+  EXPECT_EQ(Count(text, "fusion:\n"), 1) << text;
+  EXPECT_NE(text.find("transpose: 4 ops fused, 2 inputs"), std::string::npos) << text;
+  // The graph part parses back.
+  EXPECT_NO_THROW(xl::ir::parse_graph(text.substr(0, text.find("fusion:\n"))));
+}
+
+TEST(DebugViews, GraphDotDrawsEachRegionAsACluster) {
+  xl::Tensor x = xl::randn({8, 16});
+  xl::Tensor w = xl::randn({16, 4});
+  xl::Tensor h = xl::relu(xl::matmul(x, w) + 1.5);  // a GEMM, then a loop
+  xl::Tensor s = xl::sum(xl::exp(h), {1});           // a reduction
+  const std::string dot = xl::debug::graph_dot({s, h});
+  ExpectWellFormedDot(dot);
+  EXPECT_GE(Count(dot, "subgraph cluster_"), 3) << dot;
+  EXPECT_NE(dot.find("label=\"matmul %"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"reduce %"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("shape=ellipse"), std::string::npos) << dot;  // parameters
+  EXPECT_EQ(Count(dot, "shape=plaintext"), 2) << dot;               // two outputs
+}
+
+TEST(DebugViews, GraphDotRendersWithGraphviz) {
+  xl::Tensor x = xl::randn({4, 4});
+  const std::string dot = xl::debug::graph_dot({xl::softmax(x, -1)});
+  const std::string path = ::testing::TempDir() + "xlite_graph.dot";
+  std::ofstream(path) << dot;
+  // graphviz comes with scripts/install-deps.sh.
+  const int status = std::system(("dot -Tsvg " + path + " -o " + path + ".svg 2>&1").c_str());
+  ASSERT_EQ(status, 0) << "dot could not render:\n" << dot;
+  std::ifstream svg(path + ".svg");
+  std::stringstream rendered;
+  rendered << svg.rdbuf();
+  EXPECT_NE(rendered.str().find("<svg"), std::string::npos);
+  std::remove(path.c_str());
+  std::remove((path + ".svg").c_str());
+}
+
+TEST(DebugViews, MetricsReportHasRatesAndPercentilesAndAShortForm) {
+  for (int i = 0; i < 5; ++i) xl::sum(xl::ones({16 + i})).item<float>();  // five compiles, five executions
+  const std::string full = xl::metrics::metrics_report();
+  EXPECT_NE(full.find("Metric: CompileTime\n  TotalSamples: "), std::string::npos) << full;
+  EXPECT_NE(full.find("  Rate: "), std::string::npos) << full;
+  EXPECT_NE(full.find("  Percentiles: 50%="), std::string::npos) << full;
+  EXPECT_NE(full.find("Counter: CreateTensor"), std::string::npos) << full;
+  const std::string brief = xl::metrics::short_metrics_report();
+  EXPECT_NE(brief.find("Metric: ExecuteTime"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("Counter: UncachedCompile"), std::string::npos) << brief;
+  EXPECT_EQ(brief.find("CreateTensor"), std::string::npos) << brief;
+}
+
+// Run by ctest with XLITE_SAVE_GRAPHS set to a fresh file (and XLITE_SAVE_GRAPHS_FMT to text or dot).
+TEST(DebugViews, SavedGraphsAreAppendedPerSync) {
+  const char* path = std::getenv("XLITE_SAVE_GRAPHS");
+  if (!path) GTEST_SKIP() << "run with XLITE_SAVE_GRAPHS=FILE";
+  std::remove(path);
+  const char* fmt = std::getenv("XLITE_SAVE_GRAPHS_FMT");
+  const bool dot = fmt && std::string(fmt) == "dot";
+  xl::Tensor a = xl::tensor(std::vector<float>{1, 2, 3});
+  xl::Tensor b = xl::exp(a) * 2.0;
+  xl::sync();
+  xl::Tensor c = xl::sum(b, {0});
+  EXPECT_NEAR(c.item<float>(), 2 * (std::exp(1.0) + std::exp(2.0) + std::exp(3.0)), 1e-3);
+  std::ifstream in(path);
+  std::stringstream saved;
+  saved << in.rdbuf();
+  const std::string text = saved.str();
+  ASSERT_EQ(Count(text, "# graph "), 2) << text;
+  EXPECT_NE(text.find("(user sync)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(value read"), std::string::npos) << text;
+  if (dot) {
+    EXPECT_EQ(Count(text, "digraph xlite {"), 2) << text;
+  } else {
+    // Each saved graph parses back.
+    const size_t second = text.find("# graph ", 1);
+    EXPECT_NO_THROW(xl::ir::parse_graph(text.substr(0, second)));
+    EXPECT_NO_THROW(xl::ir::parse_graph(text.substr(second)));
+  }
+}
