@@ -56,14 +56,14 @@ TEST(DebugViews, GraphDotDrawsEachRegionAsACluster) {
   xl::Tensor x = xl::randn({8, 16});
   xl::Tensor w = xl::randn({16, 4});
   xl::Tensor h = xl::relu(xl::matmul(x, w) + 1.5);  // a GEMM, then a loop
-  xl::Tensor s = xl::sum(xl::exp(h), {1});           // a reduction
+  xl::Tensor s = xl::sum(xl::exp(h), {1});          // a reduction
   const std::string dot = xl::debug::graph_dot({s, h});
   ExpectWellFormedDot(dot);
   EXPECT_GE(Count(dot, "subgraph cluster_"), 3) << dot;
   EXPECT_NE(dot.find("label=\"matmul %"), std::string::npos) << dot;
   EXPECT_NE(dot.find("label=\"reduce %"), std::string::npos) << dot;
   EXPECT_NE(dot.find("shape=ellipse"), std::string::npos) << dot;  // parameters
-  EXPECT_EQ(Count(dot, "shape=plaintext"), 2) << dot;               // two outputs
+  EXPECT_EQ(Count(dot, "shape=plaintext"), 2) << dot;              // two outputs
 }
 
 TEST(DebugViews, GraphDotRendersWithGraphviz) {

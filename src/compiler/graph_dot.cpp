@@ -55,8 +55,8 @@ std::string to_dot(const ir::Graph& graph, const FusionPlan& plan) {
   for (size_t i = 0; i < graph.instrs.size(); ++i)
     for (int32_t o : graph.instrs[i].operands) out << "  v" << o << " -> v" << i << ";\n";
   for (size_t k = 0; k < graph.outputs.size(); ++k)
-    out << "  out" << k << " [label=\"output " << k << "\", shape=plaintext];\n  v" << graph.outputs[k] << " -> out" << k
-        << ";\n";
+    out << "  out" << k << " [label=\"output " << k << "\", shape=plaintext];\n  v" << graph.outputs[k] << " -> out"
+        << k << ";\n";
   out << "}\n";
   return out.str();
 }

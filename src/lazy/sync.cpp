@@ -180,7 +180,7 @@ void add_tracing_time(double nanoseconds) { sync_state().pending_tracing_ns += s
 
 namespace {
 // Computes the pending tensors of one device (s.pending, s.roots) with one program run on that device.
-void sync_device(SyncState& state, Device device, SyncCause cause, SyncRecord* record) {
+[[gnu::always_inline]] inline void sync_device(SyncState& state, Device device, SyncCause cause, SyncRecord* record) {
   Scratch& s = state.scratch;
   const SyncMetrics& m = sync_metrics();
   const bool is_eager = cause == SyncCause::eager_op;
