@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 #include <xlite/xlite.h>
 
 #include "ir/graph.h"
@@ -22,21 +23,28 @@ int Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Every "vN -> vM" edge names nodes the text defines, and braces balance.
+// Every "vN -> vM" edge names nodes the text defines, and braces balance. (No std::regex: GCC 12 warns
+// inside it under the sanitizer build.)
 void ExpectWellFormedDot(const std::string& dot) {
   EXPECT_EQ(dot.rfind("digraph xlite {", 0), 0u) << dot;
   EXPECT_EQ(Count(dot, "{"), Count(dot, "}")) << dot;
   std::set<std::string> defined;
-  const std::regex node(R"((v\d+) \[label=)"), edge(R"((v\d+) -> (v\d+|out\d+);)");
-  for (std::sregex_iterator it(dot.begin(), dot.end(), node), end; it != end; ++it) defined.insert((*it)[1]);
-  int edges = 0;
-  for (std::sregex_iterator it(dot.begin(), dot.end(), edge), end; it != end; ++it, ++edges) {
-    EXPECT_TRUE(defined.count((*it)[1])) << (*it)[1] << " is not defined";
-    if ((*it)[2].str()[0] == 'v') {
-      EXPECT_TRUE(defined.count((*it)[2])) << (*it)[2] << " is not defined";
+  std::vector<std::pair<std::string, std::string>> edges;
+  std::istringstream lines(dot);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first, second, third;
+    words >> first >> second >> third;
+    if (first.size() > 1 && first[0] == 'v' && second.rfind("[label=", 0) == 0) defined.insert(first);
+    if (second == "->") edges.emplace_back(first, third.substr(0, third.size() - 1));  // drop the ';'
+  }
+  EXPECT_FALSE(edges.empty());
+  for (const auto& [from, to] : edges) {
+    EXPECT_TRUE(defined.count(from)) << from << " is not defined";
+    if (to[0] == 'v') {
+      EXPECT_TRUE(defined.count(to)) << to << " is not defined";
     }
   }
-  EXPECT_GT(edges, 0);
 }
 }  // namespace
 
