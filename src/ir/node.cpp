@@ -30,32 +30,30 @@ namespace {
   XLITE_FAIL("mixed devices that are not mixed");
 }
 
-// The device a new node runs on: a transfer's destination, a leaf's own, else the one its operands share.
-// Inline in make_node's path: every op of every eager step comes through here.
-inline Device node_device(OpId op, std::span<const NodePtr> operands, std::optional<Device> device,
-                          const char* origin) {
-  if (operands.empty() || op == OpId::transfer) {
-    XLITE_CHECK(op != OpId::transfer || device.has_value(), "a transfer node needs its destination device");
-    return device.value_or(Device{});
-  }
-  const Device first = operands[0]->device;
-  bool same = true;
-  for (size_t k = 1; k < operands.size(); ++k) same = same && operands[k]->device == first;
-  if (!same) [[unlikely]]
-    fail_mixed_devices(op, operands, origin);
-  XLITE_CHECK(!device || *device == first, "a node of " + std::string(op_name(op)) + " placed on " + device->str() +
-                                               " reads values on " + first.str());
-  return first;
-}
 }  // namespace
 
 std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs attrs, const char* origin,
                                 bool requires_grad, std::optional<Device> device) {
-  const Device placed = node_device(op, operands, device, origin);
   // Reused: every op types a node, and infer_type never builds another one.
   thread_local std::vector<OperandType> types;
   types.clear();
-  for (const auto& operand : operands) types.push_back({operand->shape, operand->dtype});
+  bool one_device = true;
+  for (const auto& operand : operands) {
+    types.push_back({operand->shape, operand->dtype});
+    one_device = one_device && operand->device == operands[0]->device;
+  }
+  if (!one_device) [[unlikely]]
+    fail_mixed_devices(op, operands, origin);
+  // A transfer's destination, a leaf's own device, else the one its operands share.
+  Device placed;
+  if (op == OpId::transfer || operands.empty()) {
+    XLITE_CHECK(op != OpId::transfer || device.has_value(), "a transfer node needs its destination device");
+    placed = device.value_or(Device{});
+  } else {
+    placed = operands[0]->device;
+    XLITE_CHECK(!device || *device == placed, "a node of " + std::string(op_name(op)) + " placed on " + device->str() +
+                                                  " reads values on " + placed.str());
+  }
   TypedShape result = [&] {
     try {
       return infer_type(op, types, attrs);

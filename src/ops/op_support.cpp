@@ -132,7 +132,6 @@ Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs, std:
     requires_grad = requires_grad || nodes.back()->requires_grad;
   }
   requires_grad = requires_grad && autograd::is_grad_enabled() && ir::is_differentiable(op);
-  if (device) existing_device(*device);
   std::array<bool, 3> needs_grad{};
   for (size_t k = 0; k < nodes.size() && k < needs_grad.size(); ++k) needs_grad[k] = nodes[k]->requires_grad;
   std::shared_ptr<ir::Node> node =
@@ -225,10 +224,12 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 
 Tensor transfer_to(const Tensor& t, Device device) {
   if (impl_of(t).device() == device) return t;
+  existing_device(device);
   return make(ir::OpId::transfer, {t}, {}, device);
 }
 
 Tensor iota_along(const Shape& shape, int64_t dim, DType dtype, Device device) {
+  existing_device(device);
   return make(ir::OpId::iota, {}, ir::IotaAttrs{.shape = shape, .dim = dim, .dtype = dtype}.to_attrs(), device);
 }
 

@@ -90,7 +90,7 @@ class Executor final : public Executable {
                              const RunOn& on) override {
     const ir::Graph& graph = program_.graph;
     const auto& steps = program_.steps;
-    check_run(on, program_.device, args, parameter_device_);
+    check_placement(on, program_.device, args, parameter_device_);
     std::unordered_map<int64_t, BufferPtr> donated;  // step -> buffer to write into
     for (const Donation& d : donations)
       if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
@@ -110,7 +110,13 @@ class Executor final : public Executable {
     // Each value by instruction (RunValues).
     std::pmr::vector<Buffer*> values(graph.instrs.size(), nullptr, &arena);
     std::pmr::vector<BufferPtr> owned(graph.instrs.size(), &arena);
-    for (size_t a = 0; a < parameter_instr_.size(); ++a) values[parameter_instr_[a]] = args[a].get();
+    bool placed = true;  // each argument on its parameter's device, checked where the arguments are bound
+    for (size_t a = 0; a < parameter_instr_.size(); ++a) {
+      values[parameter_instr_[a]] = args[a].get();
+      placed = placed && args[a]->device() == parameter_device_[a];
+    }
+    if (!placed) [[unlikely]]
+      fail_run(on, program_.device, args, parameter_device_);
     const RunValues run_values{values.data(), owned.data(), args, argument_of_instr_.data()};
     FirstFailure failure;
     for (size_t s = 0; s < steps.size(); ++s) {

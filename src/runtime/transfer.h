@@ -34,10 +34,17 @@ std::unique_ptr<Thunk> make_transfer_thunk();
 // one it was compiled for, and each argument's device against its parameter's. Inline: every eager op runs it.
 [[noreturn]] void fail_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
                            std::span<const Device> parameter_devices);
+// The device, stream and argument count only; the caller checks each argument's device.
+inline void check_placement(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
+                            std::span<const Device> parameter_devices) {
+  if (on.device != compiled_for || on.stream != 0 || args.size() != parameter_devices.size()) [[unlikely]]
+    fail_run(on, compiled_for, args, parameter_devices);
+}
 inline void check_run(const RunOn& on, Device compiled_for, std::span<const BufferPtr> args,
                       std::span<const Device> parameter_devices) {
-  bool ok = on.device == compiled_for && on.stream == 0 && args.size() == parameter_devices.size();
-  for (size_t a = 0; ok && a < args.size(); ++a) ok = args[a]->device() == parameter_devices[a];
+  check_placement(on, compiled_for, args, parameter_devices);
+  bool ok = true;
+  for (size_t a = 0; a < args.size(); ++a) ok = ok && args[a]->device() == parameter_devices[a];
   if (!ok) [[unlikely]]
     fail_run(on, compiled_for, args, parameter_devices);
 }
