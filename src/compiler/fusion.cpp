@@ -507,6 +507,18 @@ FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy) {
   return FusionPlanner(graph, policy).run();
 }
 
+const char* region_kind_name(RegionKind kind) {
+  switch (kind) {
+    case RegionKind::Loop: return "loop";
+    case RegionKind::Reduce: return "reduce";
+    case RegionKind::Matmul: return "matmul";
+    case RegionKind::Conv: return "conv2d";
+    case RegionKind::Fallback: return "reference";
+    case RegionKind::Transfer: return "transfer";
+  }
+  return "";
+}
+
 std::string describe(const FusionPlan& plan) {
   std::string out;
   for (const FusionDecision& decision : plan.decisions) out += decision.text + "\n";

@@ -76,6 +76,8 @@ struct FusionPolicy {
 };
 
 FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy = {});
+// "loop", "reduce", "matmul", "conv2d", "reference", "transfer": how profiles and graph drawings name a region.
+const char* region_kind_name(RegionKind kind);
 // Whether an instruction reads each operand at exactly the element it writes (elementwise ops whose
 // operands have its shape).
 bool elementwise(const ir::Graph& graph, const ir::Instr& instr);

@@ -2,22 +2,11 @@
 
 #include <sstream>
 
+#include "compiler/optimize.h"
 #include "ir/op_attrs.h"
 
 namespace xlite::compiler {
 namespace {
-
-const char* kind_name(RegionKind kind) {
-  switch (kind) {
-    case RegionKind::Loop: return "loop";
-    case RegionKind::Reduce: return "reduce";
-    case RegionKind::Matmul: return "matmul";
-    case RegionKind::Conv: return "conv2d";
-    case RegionKind::Fallback: return "reference";
-    case RegionKind::Transfer: return "transfer";
-  }
-  return "";
-}
 
 std::string node_label(const ir::Graph& graph, size_t i) {
   const ir::Instr& instr = graph.instrs[i];
@@ -37,8 +26,8 @@ std::string to_dot(const ir::Graph& graph, const FusionPlan& plan) {
   std::vector<bool> drawn(graph.instrs.size(), false);
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const Region& region = plan.regions[r];
-    out << "  subgraph cluster_" << r << " {\n    label=\"" << kind_name(region.kind) << " %" << region.root << " "
-        << ir::op_name(graph.instrs[region.root].op) << ": " << region.members.size() << " ops\";\n"
+    out << "  subgraph cluster_" << r << " {\n    label=\"" << region_kind_name(region.kind) << " %" << region.root
+        << " " << ir::op_name(graph.instrs[region.root].op) << ": " << region.members.size() << " ops\";\n"
         << "    style=rounded;\n";
     for (int32_t v : region.members) {
       if (drawn[v]) continue;
@@ -59,6 +48,11 @@ std::string to_dot(const ir::Graph& graph, const FusionPlan& plan) {
         << k << ";\n";
   out << "}\n";
   return out.str();
+}
+
+std::string fused_dot(const ir::Graph& traced) {
+  const ir::Graph graph = optimize(traced);
+  return to_dot(graph, plan_fusion(graph));
 }
 
 }  // namespace xlite::compiler

@@ -9,5 +9,8 @@
 namespace xlite::compiler {
 
 std::string to_dot(const ir::Graph& graph, const FusionPlan& plan);
+// A traced graph as the compiler runs it: after the passes (compiler/optimize.h), with the default fusion
+// policy (the CPU target's).
+std::string fused_dot(const ir::Graph& traced);
 
 }  // namespace xlite::compiler

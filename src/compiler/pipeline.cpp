@@ -17,9 +17,10 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
   auto value = [&](int32_t v) {
     return std::string(dtype_name(graph.instrs[v].dtype)) + shape_str(graph.instrs[v].shape);
   };
+  const std::string kind = region_kind_name(region.kind);
   switch (region.kind) {
     case RegionKind::Matmul: {
-      std::string text = "matmul";
+      std::string text = kind;
       for (int32_t o : root.operands) {
         bool transposed = ir::is_matrix_transpose(graph.instrs[o]);
         text += (o == root.operands[0] ? " " : " x ") + value(transposed ? graph.instrs[o].operands[0] : o) +
@@ -27,16 +28,16 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
       }
       return text;
     }
-    case RegionKind::Conv: return "conv2d " + value(root.operands[0]) + " * " + value(root.operands[1]);
-    case RegionKind::Fallback: return "reference " + std::string(ir::op_name(root.op)) + " " + value(region.root);
+    case RegionKind::Conv: return kind + " " + value(root.operands[0]) + " * " + value(root.operands[1]);
+    case RegionKind::Fallback: return kind + " " + std::string(ir::op_name(root.op)) + " " + value(region.root);
     case RegionKind::Transfer:
-      return "transfer " + value(region.root) + " " + graph.instrs[root.operands[0]].device.str() + " -> " +
+      return kind + " " + value(region.root) + " " + graph.instrs[root.operands[0]].device.str() + " -> " +
              root.device.str();
     case RegionKind::Loop:
     case RegionKind::Reduce: break;
   }
-  return std::string(region.kind == RegionKind::Loop ? "loop " : "reduce ") + std::string(ir::op_name(root.op)) + " " +
-         value(region.root) + " (" + std::to_string(region.members.size()) + " ops)";
+  return kind + " " + std::string(ir::op_name(root.op)) + " " + value(region.root) + " (" +
+         std::to_string(region.members.size()) + " ops)";
 }
 
 // Per input: read only at the element the region writes, so the output may be written over it.

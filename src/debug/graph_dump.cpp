@@ -27,10 +27,7 @@ std::string optimized_text(const std::vector<Tensor>& tensors) {
   return ir::to_text(graph) + "fusion:\n" + compiler::describe(compiler::plan_fusion(graph));
 }
 
-std::string graph_dot(const std::vector<Tensor>& tensors) {
-  const ir::Graph graph = compiler::optimize(pending_graph(tensors).graph);
-  return compiler::to_dot(graph, compiler::plan_fusion(graph));
-}
+std::string graph_dot(const std::vector<Tensor>& tensors) { return compiler::fused_dot(pending_graph(tensors).graph); }
 uint64_t graph_hash(const std::vector<Tensor>& tensors) { return pending_graph(tensors).graph.hash(); }
 
 MemoryStats memory_stats(const std::vector<Tensor>& tensors) {

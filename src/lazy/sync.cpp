@@ -9,9 +9,7 @@
 #include <mutex>
 
 #include "compiler/cache.h"
-#include "compiler/fusion.h"
 #include "compiler/graph_dot.h"
-#include "compiler/optimize.h"
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/environment.h"
@@ -124,15 +122,10 @@ void report_compile(SyncCause cause, uint64_t hash, const ir::Graph& graph, cons
 // like PyTorch/XLA's XLA_SAVE_TENSORS_FILE.
 void save_graph(const ir::Graph& graph, uint64_t hash, SyncCause cause) {
   const env::Settings& settings = env::settings();
+  // Drawn before the file is opened, so that a throw cannot leave it open.
+  const std::string text = settings.save_graphs_fmt == "dot" ? compiler::fused_dot(graph) : ir::to_text(graph);
   std::FILE* file = std::fopen(settings.save_graphs.c_str(), "a");
   if (!file) throw Error("[XLITE_SAVE_GRAPHS] cannot append to " + settings.save_graphs + ": " + std::strerror(errno));
-  std::string text;
-  if (settings.save_graphs_fmt == "dot") {
-    const ir::Graph optimized = compiler::optimize(graph);
-    text = compiler::to_dot(optimized, compiler::plan_fusion(optimized));
-  } else {
-    text = ir::to_text(graph);
-  }
   std::fprintf(file, "# graph %016llx (%s)\n%s\n", static_cast<unsigned long long>(hash), cause_text(cause),
                text.c_str());
   std::fclose(file);
