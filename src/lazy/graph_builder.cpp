@@ -1,6 +1,8 @@
 #include "lazy/graph_builder.h"
 
 #include <array>
+#include <memory>
+#include <span>
 #include <unordered_map>
 
 #include "ir/op_attrs.h"
@@ -16,15 +18,17 @@ class SmallMap {
   const int32_t* find(Key key) const {
     for (size_t i = 0; i < inline_count_; ++i)
       if (inline_[i].key == key) return &inline_[i].value;
-    if (spill_.empty()) return nullptr;
-    auto it = spill_.find(key);
-    return it == spill_.end() ? nullptr : &it->second;
+    if (!spill_) return nullptr;
+    auto it = spill_->find(key);
+    return it == spill_->end() ? nullptr : &it->second;
   }
   void insert(Key key, int32_t value) {
-    if (inline_count_ < kInline)
+    if (inline_count_ < kInline) {
       inline_[inline_count_++] = {key, value};
-    else
-      spill_.emplace(key, value);
+      return;
+    }
+    if (!spill_) spill_ = std::make_unique<std::unordered_map<Key, int32_t>>();
+    spill_->emplace(key, value);
   }
 
  private:
@@ -35,8 +39,20 @@ class SmallMap {
   };
   std::array<Item, kInline> inline_;  // uninitialised past inline_count_: an eager op's walk fills few
   size_t inline_count_ = 0;
-  std::unordered_map<Key, int32_t> spill_;
+  // Made on first spill: an eager op's walk makes three maps, and an empty unordered_map is not free to
+  // make and destroy.
+  std::unique_ptr<std::unordered_map<Key, int32_t>> spill_;
 };
+
+// Element-wise equality by a plain loop: std::equal on integers becomes a call to memcmp, which costs more
+// than the few dims and operands an eager op's graph compares.
+template <class T>
+bool same(std::span<const T> a, std::span<const T> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
 
 // What a parameter instruction's attributes are: its index alone.
 bool is_parameter_numbered(const ir::Instr& instr, int32_t index) {
@@ -127,20 +143,20 @@ uint64_t PendingGraph::hash() const {
 
 bool PendingGraph::matches(const ir::Graph& graph) const {
   if (graph.instrs.size() != entries_.size() ||
-      graph.num_parameters != static_cast<int64_t>(leaves_per_argument_.size()) || graph.outputs != outputs_)
+      graph.num_parameters != static_cast<int64_t>(leaves_per_argument_.size()) ||
+      !same<int32_t>(graph.outputs, outputs_))
     return false;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
     const ir::Instr& instr = graph.instrs[i];
-    if (instr.dtype != e.node->dtype || instr.shape != e.node->shape || instr.device != e.node->device) return false;
+    if (instr.dtype != e.node->dtype || !same<int64_t>(instr.shape, e.node->shape) || instr.device != e.node->device)
+      return false;
     if (e.parameter >= 0) {
       if (!is_parameter_numbered(instr, e.parameter)) return false;
       continue;
     }
     std::span<const int32_t> operands = operands_of(e);
-    if (instr.op != e.node->op ||
-        !std::equal(instr.operands.begin(), instr.operands.end(), operands.begin(), operands.end()) ||
-        !(instr.attrs == e.node->attrs))
+    if (instr.op != e.node->op || !same<int32_t>(instr.operands, operands) || !(instr.attrs == e.node->attrs))
       return false;
   }
   return true;

@@ -185,8 +185,11 @@ namespace {
       s.graph.release();
     }
   } release{s};
-  if (int64_t traced = state.pending_tracing_ns.exchange(0); traced > 0 && !is_eager)
-    m.tracing_time.add_sample(static_cast<double>(traced));
+  // An eager op traces nothing (OpScope times no eager op), so its sync leaves earlier tracing time for the
+  // next lazy sync and spends no atomic exchange.
+  if (!is_eager)
+    if (int64_t traced = state.pending_tracing_ns.exchange(0); traced > 0)
+      m.tracing_time.add_sample(static_cast<double>(traced));
 
   PendingGraph& walked = s.graph;
   walked.walk(std::move(s.roots));

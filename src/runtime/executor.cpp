@@ -91,21 +91,27 @@ class Executor final : public Executable {
     const ir::Graph& graph = program_.graph;
     const auto& steps = program_.steps;
     check_placement(on, program_.device, args, parameter_device_);
-    std::unordered_map<int64_t, BufferPtr> donated;  // step -> buffer to write into
-    for (const Donation& d : donations)
-      if (int64_t s = donation_target(d); s >= 0 && !donated.count(s)) donated[s] = args[d.argument];
     // The per-run tables of a small program live on the stack: an eager op's one-step program allocates
     // nothing here.
     std::array<std::byte, 2048> scratch;
     std::pmr::monotonic_buffer_resource arena(scratch.data(), scratch.size());
+    // Per step, the donated buffer it writes into (empty when nothing is donated).
+    std::pmr::vector<BufferPtr> donated(&arena);
+    int64_t first_donated = static_cast<int64_t>(steps.size());
+    for (const Donation& d : donations) {
+      const int64_t s = donation_target(d);
+      if (s < 0) continue;
+      if (donated.empty()) donated.resize(steps.size());
+      if (donated[s]) continue;
+      donated[s] = args[d.argument];
+      first_donated = std::min(first_donated, s);
+    }
     // From the first write into a donated buffer on, nothing may fail: the later outputs are allocated
     // before it, so running out of memory cannot leave a donor half overwritten.
-    int64_t first_donated = static_cast<int64_t>(steps.size());
-    for (const auto& [step, buffer] : donated) first_donated = std::min(first_donated, step);
     std::pmr::vector<BufferPtr> preallocated(&arena);
     if (first_donated < static_cast<int64_t>(steps.size())) preallocated.resize(steps.size());
     for (size_t s = first_donated; s < steps.size(); ++s)
-      if (!donated.count(static_cast<int64_t>(s)) && !steps[s].replaces_output)
+      if (!donated[s] && !steps[s].replaces_output)
         preallocated[s] = output_allocator_[s]->allocate(static_cast<size_t>(steps[s].output_bytes));
     // Each value by instruction (RunValues).
     std::pmr::vector<Buffer*> values(graph.instrs.size(), nullptr, &arena);
@@ -123,8 +129,7 @@ class Executor final : public Executable {
       if (failure.failed() && static_cast<int64_t>(s) > last_raising_step_) failure.raise();
       const ProgramStep& step = steps[s];
       const int64_t started = profiles_.empty() ? 0 : now_ns();
-      auto given = donated.find(static_cast<int64_t>(s));
-      BufferPtr out = given != donated.end() ? given->second
+      BufferPtr out = !donated.empty() && donated[s] ? std::move(donated[s])
                       : !preallocated.empty() && preallocated[s]
                           ? std::move(preallocated[s])
                           : output_allocator_[s]->allocate(static_cast<size_t>(step.output_bytes));
