@@ -15,19 +15,14 @@
 #include "test_support.h"
 
 namespace xl = xlite;
+using xlite_test::Occurrences;
 
 namespace {
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // Every "vN -> vM" edge names nodes the text defines, and braces balance. (No std::regex: GCC 12 warns
 // inside it under the sanitizer build.)
 void ExpectWellFormedDot(const std::string& dot) {
   EXPECT_EQ(dot.rfind("digraph xlite {", 0), 0u) << dot;
-  EXPECT_EQ(Count(dot, "{"), Count(dot, "}")) << dot;
+  EXPECT_EQ(Occurrences(dot, "{"), Occurrences(dot, "}")) << dot;
   std::set<std::string> defined;
   std::vector<std::pair<std::string, std::string>> edges;
   std::istringstream lines(dot);
@@ -53,8 +48,8 @@ TEST(DebugViews, OptimizedTextShowsThePassesAndTheFusionPlan) {
   xl::Tensor b = xl::tensor(std::vector<float>{1, 2, 3});
   xl::Tensor y = xl::transpose(xl::tanh(x + b * 1.0), 0, 1);  // the * 1 is simplified away
   const std::string text = xl::debug::optimized_text({y});
-  EXPECT_EQ(Count(text, " mul("), 0) << text;
-  EXPECT_EQ(Count(text, "fusion:\n"), 1) << text;
+  EXPECT_EQ(Occurrences(text, " mul("), 0) << text;
+  EXPECT_EQ(Occurrences(text, "fusion:\n"), 1) << text;
   EXPECT_NE(text.find("transpose: 4 ops fused, 2 inputs"), std::string::npos) << text;
   // The graph part parses back.
   EXPECT_NO_THROW(xl::ir::parse_graph(text.substr(0, text.find("fusion:\n"))));
@@ -67,11 +62,11 @@ TEST(DebugViews, GraphDotDrawsEachRegionAsACluster) {
   xl::Tensor s = xl::sum(xl::exp(h), {1});          // a reduction
   const std::string dot = xl::debug::graph_dot({s, h});
   ExpectWellFormedDot(dot);
-  EXPECT_GE(Count(dot, "subgraph cluster_"), 3) << dot;
+  EXPECT_GE(Occurrences(dot, "subgraph cluster_"), 3) << dot;
   EXPECT_NE(dot.find("label=\"matmul %"), std::string::npos) << dot;
   EXPECT_NE(dot.find("label=\"reduce %"), std::string::npos) << dot;
   EXPECT_NE(dot.find("shape=ellipse"), std::string::npos) << dot;  // parameters
-  EXPECT_EQ(Count(dot, "shape=plaintext"), 2) << dot;              // two outputs
+  EXPECT_EQ(Occurrences(dot, "shape=plaintext"), 2) << dot;        // two outputs
 }
 
 TEST(DebugViews, GraphDotRendersWithGraphviz) {
@@ -119,11 +114,11 @@ TEST(DebugViews, SavedGraphsAreAppendedPerSync) {
   std::stringstream saved;
   saved << in.rdbuf();
   const std::string text = saved.str();
-  ASSERT_EQ(Count(text, "# graph "), 2) << text;
+  ASSERT_EQ(Occurrences(text, "# graph "), 2) << text;
   EXPECT_NE(text.find("(user sync)"), std::string::npos) << text;
   EXPECT_NE(text.find("(value read"), std::string::npos) << text;
   if (dot) {
-    EXPECT_EQ(Count(text, "digraph xlite {"), 2) << text;
+    EXPECT_EQ(Occurrences(text, "digraph xlite {"), 2) << text;
   } else {
     // Each saved graph parses back.
     const size_t second = text.find("# graph ", 1);

@@ -79,4 +79,11 @@ std::string ErrorMessage(Fn&& fn) {
   return "no exception";
 }
 
+// How many times `what` occurs in `text` (overlaps counted): how tests check printed reports.
+inline int Occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace xlite_test

@@ -52,7 +52,7 @@ ir::Graph fold_constants(const ir::Graph& graph) {
     for (int32_t o : instr.operands) all_constant = all_constant && rw.at(o).op == OpId::constant;
     if (all_constant) {
       if (auto value = evaluate(rw, instr)) {
-        Instr constant{OpId::constant, {}, {}, {}, instr.dtype, instr.origin, instr.device};
+        Instr constant{OpId::constant, {}, {}, {}, instr.dtype, instr.origin, instr.device, instr.site};
         constant.attrs = ir::ConstantAttrs{.value = *value, .dtype = instr.dtype}.to_attrs();
         instr = std::move(constant);
       }

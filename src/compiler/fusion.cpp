@@ -459,10 +459,10 @@ class FusionPlanner {
         if (is_input) {
           local[v] = static_cast<int32_t>(region.body.instrs.size());
           const ir::ParameterAttrs index{.index = static_cast<int64_t>(region.inputs.size())};
-          Instr param{OpId::parameter,        {},
-                      index.to_attrs(),       graph_.instrs[v].shape,
-                      graph_.instrs[v].dtype, graph_.instrs[v].origin,
-                      graph_.instrs[v].device};
+          Instr param{OpId::parameter,         {},
+                      index.to_attrs(),        graph_.instrs[v].shape,
+                      graph_.instrs[v].dtype,  graph_.instrs[v].origin,
+                      graph_.instrs[v].device, graph_.instrs[v].site};
           region.inputs.push_back(static_cast<int32_t>(v));
           region.body.instrs.push_back(std::move(param));
         } else {

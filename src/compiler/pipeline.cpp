@@ -4,6 +4,8 @@
 
 #include "passes/memory_plan.h"
 #include "compiler/optimize.h"
+#include "core/clock.h"
+#include "core/debug_output.h"
 #include "ir/op_attrs.h"
 #include "runtime/step_profile.h"
 #include "runtime/transfer.h"
@@ -83,6 +85,56 @@ std::vector<Region> run_raising_steps_early(std::vector<Region> regions) {
   return order;
 }
 
+// Operations a step performs, roughly: one per element of each value a loop or reduction computes (or reads,
+// for a reduction), 2*M*N*K for a GEMM, two per multiply-add of a convolution.
+int64_t estimated_flops(const ir::Graph& graph, const Region& region) {
+  const ir::Instr& root = graph.instrs[region.root];
+  switch (region.kind) {
+    case RegionKind::Matmul:
+      return 2 * numel(root.shape) *
+             (graph.instrs[root.operands[0]].shape.empty() ? 1 : graph.instrs[root.operands[0]].shape.back());
+    case RegionKind::Conv: {
+      const Shape& weight = graph.instrs[root.operands[1]].shape;
+      return weight.empty() || weight[0] == 0 ? 0 : 2 * numel(root.shape) * (numel(weight) / weight[0]);
+    }
+    case RegionKind::Loop:
+    case RegionKind::Reduce: {
+      int64_t flops = 0;
+      for (const ir::Instr& instr : region.body.instrs) {
+        if (instr.op == ir::OpId::parameter) continue;
+        int64_t elements = numel(instr.shape);
+        for (int32_t o : instr.operands) elements = std::max(elements, numel(region.body.instrs[o].shape));
+        flops += elements;
+      }
+      return flops;
+    }
+    case RegionKind::Fallback:
+    case RegionKind::Transfer: return 0;
+  }
+  return 0;
+}
+
+// The largest buffers of a run: its arguments and each step's result.
+std::vector<runtime::CompileSummary::Buffer> largest_buffers(const ir::Graph& graph,
+                                                             const std::vector<int32_t>& step_roots) {
+  constexpr size_t kShown = 5;
+  std::vector<runtime::CompileSummary::Buffer> buffers;
+  auto note = [&](int32_t v, std::string value) {
+    const ir::Instr& instr = graph.instrs[v];
+    buffers.push_back({ir::value_bytes(instr),
+                       std::move(value) + " " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape),
+                       instr.origin, instr.site});
+  };
+  for (size_t v = 0; v < graph.instrs.size(); ++v)
+    if (graph.instrs[v].op == ir::OpId::parameter)
+      note(static_cast<int32_t>(v), "input " + std::to_string(ir::ParameterAttrs::of(graph.instrs[v].attrs).index));
+  for (int32_t root : step_roots)
+    note(root, "%" + std::to_string(root) + " = " + std::string(ir::op_name(graph.instrs[root].op)));
+  std::stable_sort(buffers.begin(), buffers.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  if (buffers.size() > kShown) buffers.resize(kShown);
+  return buffers;
+}
+
 }  // namespace
 
 bool may_raise(const Region& region) {
@@ -94,10 +146,21 @@ bool may_raise(const Region& region) {
 
 std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, Target& target) {
   runtime::Program program;
+  runtime::CompileSummary& summary = program.summary;
+  int64_t phase_start = now_ns();
+  auto phase_done = [&](int64_t& phase_ns) {
+    const int64_t now = now_ns();
+    phase_ns = now - phase_start;
+    phase_start = now;
+  };
   program.graph = optimize(input);
   const ir::Graph& graph = program.graph;
+  summary.instructions = static_cast<int64_t>(graph.instrs.size());
+  phase_done(summary.passes_ns);
   FusionPlan plan = plan_fusion(graph, target.fusion_policy());
   const std::string fusion = describe(plan);
+  phase_done(summary.fusion_ns);
+  const bool labelled = runtime::profiling() || runtime::debug_kernels();
   std::vector<int32_t> writes;
   std::vector<std::vector<int32_t>> reads;
   int64_t code_bytes = 0, kernels = 0;
@@ -107,6 +170,9 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
                                                                 : target.lower(graph, region);
     code_bytes += lowered.code_bytes;
     kernels += lowered.generated_kernel ? 1 : 0;
+    summary.library_calls += region.kind == RegionKind::Matmul || region.kind == RegionKind::Conv;
+    summary.fallbacks += region.kind == RegionKind::Fallback;
+    summary.transfers += region.kind == RegionKind::Transfer;
     runtime::ProgramStep step;
     step.root = region.root;
     step.inputs = region.inputs;
@@ -116,7 +182,12 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     step.replaces_output = lowered.replaces_output;
     step.may_write_into_argument = region.kind == RegionKind::Loop;
     step.overwritable = overwritable_inputs(region);
-    if (runtime::profiling()) step.label = step_label(graph, region);  // only XLITE_PROFILE reads it
+    if (labelled) {  // only XLITE_PROFILE and XLITE_DEBUG_LEVEL=3 read these
+      step.label = step_label(graph, region);
+      step.flops = estimated_flops(graph, region);
+      step.bytes_moved = step.output_bytes;
+      for (int32_t v : region.inputs) step.bytes_moved += ir::value_bytes(graph.instrs[v]);
+    }
     writes.push_back(region.root);
     reads.push_back(region.inputs);
     program.steps.push_back(std::move(step));
@@ -127,6 +198,9 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   program.stats.kernels = kernels;
   program.stats.fusion = fusion;
   program.device = home_device(graph);
+  summary.kernels = kernels;
+  phase_done(summary.lowering_ns);
+  if (debug_output::level() >= 1) summary.largest_buffers = largest_buffers(graph, writes);
   return runtime::make_executor(std::move(program));
 }
 

@@ -45,9 +45,20 @@ Loaded load() {
   try {
     if (const char* v = std::getenv("XLITE_BACKEND"); v && *v) s.backend = v;
     if (const char* v = std::getenv("XLITE_DEBUG"); v && *v) {
-      auto level = parse_int(v, 0, 1);
-      if (!level) bad("XLITE_DEBUG", v, "a debug level (0 or 1)");
+      auto on = parse_switch(v);
+      if (!on) bad("XLITE_DEBUG", v, "a switch (0 or 1)");
+      s.debug = *on ? 2 : 0;  // PyTorch/XLA's PT_XLA_DEBUG: compilations and executions
+    }
+    if (const char* v = std::getenv("XLITE_DEBUG_LEVEL"); v && *v) {
+      auto level = parse_int(v, 0, 3);
+      if (!level) bad("XLITE_DEBUG_LEVEL", v, "a debug level (0 to 3)");
       s.debug = static_cast<int>(*level);
+    }
+    if (const char* v = std::getenv("XLITE_DEBUG_FILE"); v && *v) s.debug_file = v;
+    if (const char* v = std::getenv("XLITE_DEBUG_MAX_FRAME"); v && *v) {
+      auto frames = parse_int(v, 0, 64);
+      if (!frames) bad("XLITE_DEBUG_MAX_FRAME", v, "a number of frames (0 to 64)");
+      s.debug_max_frames = static_cast<int>(*frames);
     }
     if (const char* v = std::getenv("XLITE_PROFILE"); v && *v) {
       auto on = parse_switch(v);
@@ -92,16 +103,11 @@ Loaded load() {
     loaded.error = e.what();
   }
   // A misspelt variable would otherwise be ignored without a word.
-  static const char* const known[] = {"XLITE_BACKEND",
-                                      "XLITE_DEBUG",
-                                      "XLITE_PROFILE",
-                                      "XLITE_DUMP_IR",
-                                      "XLITE_COMPILATION_CACHE_SIZE",
-                                      "XLITE_KERNEL_CACHE_SIZE",
-                                      "XLITE_MEMORY_LIMIT",
-                                      "XLITE_NUM_CPU_DEVICES",
-                                      "XLITE_SAVE_GRAPHS",
-                                      "XLITE_SAVE_GRAPHS_FMT"};
+  static const char* const known[] = {
+      "XLITE_BACKEND",           "XLITE_DEBUG",        "XLITE_DEBUG_LEVEL",     "XLITE_DEBUG_FILE",
+      "XLITE_DEBUG_MAX_FRAME",   "XLITE_PROFILE",      "XLITE_DUMP_IR",         "XLITE_COMPILATION_CACHE_SIZE",
+      "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT", "XLITE_NUM_CPU_DEVICES", "XLITE_SAVE_GRAPHS",
+      "XLITE_SAVE_GRAPHS_FMT"};
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view var(*entry);
     if (var.rfind("XLITE_", 0) != 0) continue;

@@ -11,7 +11,9 @@ namespace xlite::env {
 
 struct Settings {
   std::string backend = "cpu";           // XLITE_BACKEND (checked against the backends by the compiler)
-  int debug = 0;                         // XLITE_DEBUG: 0 or 1
+  int debug = 0;                         // XLITE_DEBUG_LEVEL 0-3; XLITE_DEBUG=1 alone means level 2
+  std::string debug_file;                // XLITE_DEBUG_FILE: debug output is appended there, not to stderr
+  int debug_max_frames = 8;              // XLITE_DEBUG_MAX_FRAME: user frames printed per call site, 0-64
   bool profile = false;                  // XLITE_PROFILE: 0 or 1
   bool dump_ir = false;                  // XLITE_DUMP_IR: 0 or 1
   int64_t cache_size = 2048;             // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1

@@ -3,11 +3,13 @@
 // operands by position. Parameters carry their position in the argument list (attr index). This is the
 // unit that is hashed, printed, parsed, verified, optimised and compiled; it never holds data.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/call_site.h"
 #include "ir/attrs.h"
 #include "ir/op.h"
 #include "xlite/device.h"
@@ -25,6 +27,8 @@ struct Instr {
   const char* origin = "";
   // Where the value is computed and kept (ir::Node::device); structure, printed as "@cpu:1" when not cpu:0.
   Device device{};
+  // Under XLITE_DEBUG, the stack that built it (ir::Node::site); metadata, not structure.
+  std::shared_ptr<const call_site::Stack> site = nullptr;
   bool operator==(const Instr& other) const {
     return op == other.op && operands == other.operands && attrs == other.attrs && shape == other.shape &&
            dtype == other.dtype && device == other.device;

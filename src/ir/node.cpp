@@ -1,6 +1,7 @@
 #include "ir/node.h"
 
 #include "core/check.h"
+#include "core/debug_output.h"
 #include "ir/op_attrs.h"
 #include "xlite/error.h"
 
@@ -74,6 +75,8 @@ std::shared_ptr<Node> make_node(OpId op, std::vector<NodePtr> operands, Attrs at
   node->device = placed;
   node->origin = origin;
   node->requires_grad = requires_grad;
+  if (debug_output::level() >= 1) [[unlikely]]
+    node->site = std::make_shared<const call_site::Stack>(call_site::Stack::capture());
   return node;
 }
 

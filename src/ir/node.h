@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/call_site.h"
 #include "ir/attrs.h"
 #include "ir/op.h"
 #include "xlite/device.h"
@@ -58,6 +59,8 @@ struct Node {
   mutable BufferPtr computed;
   // The public op that built this node, for run-time error messages; not part of the structure.
   const char* origin = "";
+  // Under XLITE_DEBUG, the stack that built it, so reports can name the user's line; not part of the structure.
+  std::shared_ptr<const call_site::Stack> site;
   // Whether gradients flow through this value, and for such nodes what backward needs to know (autograd
   // metadata, set before the node is shared; not part of the structure).
   bool requires_grad = false;

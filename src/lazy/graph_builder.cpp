@@ -182,7 +182,8 @@ ir::Graph PendingGraph::build() const {
                                        e.node->shape,
                                        e.node->dtype,
                                        e.node->origin,
-                                       e.node->device});
+                                       e.node->device,
+                                       e.node->site});
     }
   }
   graph.outputs = outputs_;

@@ -12,10 +12,12 @@
 #include "compiler/graph_dot.h"
 #include "core/check.h"
 #include "core/clock.h"
+#include "core/debug_output.h"
 #include "core/environment.h"
 #include "tensor/live_tensors.h"
 #include "core/runtime_context.h"
 #include "core/step_recording.h"
+#include "lazy/debug_report.h"
 #include "lazy/graph_builder.h"
 #include "ir/graph.h"
 #include "xlite/debug.h"
@@ -51,6 +53,11 @@ const char* cause_text(SyncCause cause) {
 struct SyncMetrics {
   metrics::Counter sync{"Sync"}, cached{"CachedCompile"}, uncached{"UncachedCompile"}, execute{"Execute"},
       eager_execute{"EagerOpExecute"};
+  // Compilations by what caused them, in SyncCause order.
+  metrics::Counter uncached_by[5] = {
+      metrics::Counter("UncachedCompileForUserSync"), metrics::Counter("UncachedCompileForValueRead"),
+      metrics::Counter("UncachedCompileForEagerOp"), metrics::Counter("UncachedCompileForCompiledStep"),
+      metrics::Counter("UncachedCompileForMemoryStats")};
   metrics::Metric compile_time{"CompileTime"}, eager_compile_time{"EagerOpCompileTime"}, execute_time{"ExecuteTime"},
       eager_execute_time{"EagerOpExecuteTime"}, tracing_time{"TracingTime"};
 };
@@ -106,18 +113,6 @@ std::vector<runtime::Donation> find_donations(std::span<TensorImpl* const> roots
   return donations;
 }
 
-void report_compile(SyncCause cause, uint64_t hash, const ir::Graph& graph, const runtime::Executable& exe) {
-  debug::MemoryStats stats = exe.memory_stats();
-  std::fprintf(stderr,
-               "[xlite] compiled graph %016llx (%s): %zu instructions, %lld inputs, %zu outputs; "
-               "arguments %lld B, outputs %lld B, temporaries %lld B, code %lld B in %lld kernels\n%s",
-               static_cast<unsigned long long>(hash), cause_text(cause), graph.instrs.size(),
-               static_cast<long long>(graph.num_parameters), graph.outputs.size(),
-               static_cast<long long>(stats.argument_bytes), static_cast<long long>(stats.output_bytes),
-               static_cast<long long>(stats.temp_bytes), static_cast<long long>(stats.code_bytes),
-               static_cast<long long>(stats.kernels), stats.fusion.c_str());
-}
-
 // XLITE_SAVE_GRAPHS: every synced graph appended to one file, as traced (text) or optimized and fused (dot),
 // like PyTorch/XLA's XLA_SAVE_TENSORS_FILE.
 void save_graph(const ir::Graph& graph, uint64_t hash, SyncCause cause) {
@@ -132,6 +127,18 @@ void save_graph(const ir::Graph& graph, uint64_t hash, SyncCause cause) {
 }
 
 double elapsed_ns(int64_t since) { return static_cast<double>(now_ns() - since); }
+
+// Whether XLITE_DEBUG reports a sync of this cause at this level: eager ops only from level 3, as upstream.
+bool reported(SyncCause cause, int level) {
+  const int debug = debug_output::level();
+  return debug >= level && (cause != SyncCause::eager_op || debug >= 3);
+}
+
+int64_t total_bytes(std::span<const BufferPtr> buffers) {
+  int64_t bytes = 0;
+  for (const BufferPtr& b : buffers) bytes += b ? static_cast<int64_t>(b->bytes()) : 0;
+  return bytes;
+}
 
 // The compiled program for the walked graph: from the cache, or compiled and cached.
 std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint64_t hash, SyncCause cause, bool* hit) {
@@ -154,20 +161,19 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
     if (std::string_view(e.what()).starts_with("[verify]")) XLITE_FAIL(std::string("a traced graph ") + e.what());
     throw;
   }
-  (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(elapsed_ns(start));
+  const int64_t compile_ns = now_ns() - start;
+  (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(static_cast<double>(compile_ns));
   m.uncached.increment();
+  m.uncached_by[static_cast<int>(cause)].increment();
   cache.insert(hash, graph, exe);
-  if (debug_level() >= 1) report_compile(cause, hash, graph, *exe);
+  if (reported(cause, 1)) debug_report::compilation(cause_text(cause), hash, graph, *exe, compile_ns);
   return exe;
 }
 }  // namespace
 
 bool eager() { return eager_flag; }
 
-int debug_level() {
-  static const int level = env::settings().debug;
-  return level;
-}
+int debug_level() { return debug_output::level(); }
 
 void add_tracing_time(double nanoseconds) { sync_state().pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
 
@@ -202,7 +208,12 @@ namespace {
   std::vector<runtime::Donation> donations = find_donations(s.pending, walked);
   const int64_t start = now_ns();
   std::vector<BufferPtr> results = exe->run(walked.arguments(), donations, runtime::RunOn{device});
-  (is_eager ? m.eager_execute_time : m.execute_time).add_sample(elapsed_ns(start));
+  const double run_ns = elapsed_ns(start);
+  (is_eager ? m.eager_execute_time : m.execute_time).add_sample(run_ns);
+  if (reported(cause, 2)) [[unlikely]]
+    debug_report::execution({cause_text(cause), hash, static_cast<int64_t>(walked.arguments().size()),
+                             total_bytes(walked.arguments()), static_cast<int64_t>(results.size()),
+                             total_bytes(results), static_cast<int64_t>(run_ns)});
   m.execute.increment();
   if (is_eager) m.eager_execute.increment();
 
@@ -318,7 +329,12 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
   std::lock_guard lock(sync_state().mutex);
   const int64_t start = now_ns();
   std::vector<BufferPtr> results = executable.run(arguments, donations);
-  sync_metrics().execute_time.add_sample(elapsed_ns(start));
+  const double run_ns = elapsed_ns(start);
+  sync_metrics().execute_time.add_sample(run_ns);
+  if (reported(SyncCause::compiled_step, 2))
+    debug_report::execution({"replayed compile(fn) step", hash, static_cast<int64_t>(arguments.size()),
+                             total_bytes(arguments), static_cast<int64_t>(results.size()), total_bytes(results),
+                             static_cast<int64_t>(run_ns)});
   sync_metrics().execute.increment();
   sync_state().last = LastSync{SyncCause::compiled_step,
                                true,

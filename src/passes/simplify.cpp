@@ -125,8 +125,8 @@ Instr matrix_transpose(int32_t operand, const Instr& of) {
   std::swap(perm[r - 2], perm[r - 1]);
   Shape shape = of.shape;
   std::swap(shape[r - 2], shape[r - 1]);
-  return Instr{OpId::transpose, {operand}, ir::TransposeAttrs{.perm = perm}.to_attrs(), shape, of.dtype,
-               of.origin,       of.device};
+  return Instr{OpId::transpose, {operand}, ir::TransposeAttrs{.perm = perm}.to_attrs(), shape, of.dtype, of.origin,
+               of.device,       of.site};
 }
 
 // (a b)^T = b^T a^T: the GEMM then writes the transposed product itself, reading its operands through
@@ -139,7 +139,8 @@ std::optional<int32_t> transposed_product(Rewriter& rw, const Instr& instr, int 
   const Instr a = rw.at(product.operands[0]), b = rw.at(product.operands[1]);
   const int32_t bt = rw.append(matrix_transpose(product.operands[1], b));
   const int32_t at = rw.append(matrix_transpose(product.operands[0], a));
-  return rw.append(Instr{OpId::dot, {bt, at}, {}, instr.shape, instr.dtype, product.origin, product.device});
+  return rw.append(
+      Instr{OpId::dot, {bt, at}, {}, instr.shape, instr.dtype, product.origin, product.device, product.site});
 }
 }  // namespace
 

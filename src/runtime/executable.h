@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/call_site.h"
 #include "xlite/debug.h"
 
 namespace xlite::ir {
@@ -28,6 +29,26 @@ struct Donation {
   int32_t argument;  // parameter index
 };
 
+// How a program was compiled, for XLITE_DEBUG's Compilation Analysis.
+struct CompileSummary {
+  int64_t passes_ns = 0;      // optimize: the graph passes
+  int64_t fusion_ns = 0;      // the fusion plan
+  int64_t lowering_ns = 0;    // regions to thunks: code generation, library-call setup
+  int64_t instructions = 0;   // after the passes
+  int64_t kernels = 0;        // generated loops
+  int64_t library_calls = 0;  // GEMMs and convolutions
+  int64_t fallbacks = 0;      // steps the reference evaluator runs
+  int64_t transfers = 0;      // copies between devices
+  // The five largest buffers a run holds (inputs, step results), largest first.
+  struct Buffer {
+    int64_t bytes = 0;
+    std::string value;        // "%4 = dot f32[512,512]" in the optimized graph, or "input 0 f32[...]"
+    const char* origin = "";  // the public op that built it
+    std::shared_ptr<const call_site::Stack> site;  // under XLITE_DEBUG, the stack that built it
+  };
+  std::vector<Buffer> largest_buffers;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -44,6 +65,7 @@ class Executable {
   virtual Device device() const = 0;
   // Bytes by kind, from the buffer plan (see xlite::debug::MemoryStats).
   virtual debug::MemoryStats memory_stats() const = 0;
+  virtual CompileSummary compile_summary() const { return {}; }
 };
 
 class Backend {

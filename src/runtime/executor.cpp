@@ -61,6 +61,7 @@ class Executor final : public Executable {
     }
     if (profiling())
       for (const ProgramStep& step : steps) profiles_.push_back(std::make_unique<StepProfile>(step.label));
+    timed_ = !profiles_.empty() || debug_kernels();
   }
 
   // The step that may write its output into a donated argument, or -1.
@@ -128,14 +129,18 @@ class Executor final : public Executable {
     for (size_t s = 0; s < steps.size(); ++s) {
       if (failure.failed() && static_cast<int64_t>(s) > last_raising_step_) failure.raise();
       const ProgramStep& step = steps[s];
-      const int64_t started = profiles_.empty() ? 0 : now_ns();
+      const int64_t started = timed_ ? now_ns() : 0;
       BufferPtr out = !donated.empty() && donated[s] ? std::move(donated[s])
                       : !preallocated.empty() && preallocated[s]
                           ? std::move(preallocated[s])
                           : output_allocator_[s]->allocate(static_cast<size_t>(step.output_bytes));
       const StepInputs inputs(step.inputs, run_values);
       if (std::optional<StepFailure> failed = step.thunk->run(inputs, &out)) failure.note(std::move(*failed));
-      if (!profiles_.empty()) profiles_[s]->add(now_ns() - started);
+      if (timed_) [[unlikely]] {
+        const int64_t took = now_ns() - started;
+        if (!profiles_.empty()) profiles_[s]->add(took);
+        if (debug_kernels()) report_kernel(step.label, took, step.flops, step.bytes_moved);
+      }
       values[step.root] = out.get();
       owned[step.root] = std::move(out);
       for (int32_t v : program_.freed_after[s]) {
@@ -155,6 +160,7 @@ class Executor final : public Executable {
 
   debug::MemoryStats memory_stats() const override { return program_.stats; }
   Device device() const override { return program_.device; }
+  CompileSummary compile_summary() const override { return program_.summary; }
 
  private:
   Program program_;
@@ -167,6 +173,7 @@ class Executor final : public Executable {
   std::unordered_map<int32_t, int64_t> step_of_;     // root instruction -> step
   int64_t last_raising_step_ = -1;
   std::vector<std::unique_ptr<StepProfile>> profiles_;  // per step, under XLITE_PROFILE
+  bool timed_ = false;                                  // XLITE_PROFILE or XLITE_DEBUG_LEVEL=3 times each step
 };
 
 }  // namespace

@@ -72,7 +72,11 @@ struct ProgramStep {
   // the inputs below at that element only.
   bool may_write_into_argument = false;
   std::vector<bool> overwritable;  // per input: read only at the element being written
-  std::string label;  // what XLITE_PROFILE sums its time under ("loop tanh f32[4096] (7 ops)"); empty without it
+  // What XLITE_PROFILE sums its time under and XLITE_DEBUG_LEVEL=3 prints ("loop tanh f32[4096] (7 ops)");
+  // empty without either.
+  std::string label;
+  int64_t flops = 0;        // floating-point (or integer) operations, estimated from the region
+  int64_t bytes_moved = 0;  // its inputs' and output's bytes
 };
 
 struct Program {
@@ -80,6 +84,7 @@ struct Program {
   std::vector<ProgramStep> steps;                 // in execution order
   std::vector<std::vector<int32_t>> freed_after;  // per step: the values whose last read it is
   debug::MemoryStats stats;
+  CompileSummary summary;
   Device device;  // what it is compiled for (ir::home_device); each step's output goes on its root's device
 };
 
