@@ -191,3 +191,38 @@ TEST(DebugAnalysis, ExecutionsAreReportedFromLevelTwoAndEagerOpsFromLevelThree) 
     EXPECT_NE(eager.find("GB/s"), std::string::npos) << eager;
   }
 }
+
+// The warnings print once per process: these two tests are the only ones here that read values in a loop
+// and compile a new shape at one site again and again.
+TEST(DebugAnalysis, ValueReadsInALoopWarnNamingTheLine) {
+  DebugFile file;
+  REQUIRE_DEBUG_FILE(file);
+  xl::Tensor x = xl::ones({2});
+  xl::sync({x});
+  int read_line = 0;
+  float total = 0;
+  for (int i = 0; i < 24; ++i) {
+    read_line = __LINE__ + 1;
+    total += xl::sum(x * static_cast<double>(i + 1), {0}).item<float>();  // one graph, compiled once
+  }
+  EXPECT_EQ(total, 600.0f);
+  const std::string out = file.added();
+  EXPECT_EQ(Occurrences(out, "[xlite] warning: TransferFromDevice too frequent: "), 1) << out;
+  EXPECT_NE(out.find(" of them at " + ThisFile() + ":" + std::to_string(read_line) + " ("), std::string::npos) << out;
+}
+
+TEST(DebugAnalysis, ShapesThatKeepChangingWarnNamingTheInput) {
+  DebugFile file;
+  REQUIRE_DEBUG_FILE(file);
+  for (int i = 0; i < 24; ++i) {
+    xl::Tensor x = xl::ones({4, 200 + i});
+    xl::sync({x});
+    ScaleAtOneSite(x);
+  }
+  const std::string out = file.added();
+  EXPECT_EQ(Occurrences(out, "[xlite] warning: CompileTime too frequent: "), 1) << out;
+  const std::string input = "  input 0 at " + ThisFile() + ":" + std::to_string(g_site_line);
+  EXPECT_NE(out.find(input + " (ScaleAtOneSite"), std::string::npos) << out;
+  EXPECT_NE(out.find("took 8 or more shapes: [4,200] [4,201]"), std::string::npos) << out;
+  EXPECT_NE(out.find("Pad or bucket these shapes"), std::string::npos) << out;
+}

@@ -176,8 +176,8 @@ std::string difference(const ir::Graph& now, const ir::Graph& before) {
   return "";
 }
 
-void compilation(const char* cause, uint64_t hash, const ir::Graph& graph, const runtime::Executable& exe,
-                 int64_t compile_ns) {
+std::string compilation(const char* cause, uint64_t hash, const ir::Graph& graph, const runtime::Executable& exe,
+                        int64_t compile_ns) {
   const int level = debug_output::level();
   const call_site::Stack stack = call_site::Stack::capture();
   const std::vector<call_site::Frame> frames = frames_of(stack);
@@ -226,6 +226,7 @@ void compilation(const char* cause, uint64_t hash, const ir::Graph& graph, const
     r += "\n";
   }
   debug_output::write(r);
+  return site;
 }
 
 void execution(const Execution& run) {

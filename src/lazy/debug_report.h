@@ -16,8 +16,9 @@
 namespace xlite::lazy::debug_report {
 
 // Called right after the compilation, on the thread whose call caused it (its stack names the call site).
-void compilation(const char* cause, uint64_t hash, const ir::Graph& graph, const runtime::Executable& exe,
-                 int64_t compile_ns);
+// Returns that call site ("file:line (function)"), or "" when no user frame has line information.
+std::string compilation(const char* cause, uint64_t hash, const ir::Graph& graph, const runtime::Executable& exe,
+                        int64_t compile_ns);
 
 struct Execution {
   const char* cause;

@@ -18,6 +18,7 @@
 #include "core/runtime_context.h"
 #include "core/step_recording.h"
 #include "lazy/debug_report.h"
+#include "lazy/debug_warnings.h"
 #include "lazy/graph_builder.h"
 #include "ir/graph.h"
 #include "xlite/debug.h"
@@ -166,7 +167,10 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
   m.uncached.increment();
   m.uncached_by[static_cast<int>(cause)].increment();
   cache.insert(hash, graph, exe);
-  if (reported(cause, 1)) debug_report::compilation(cause_text(cause), hash, graph, *exe, compile_ns);
+  if (reported(cause, 1)) {
+    const std::string site = debug_report::compilation(cause_text(cause), hash, graph, *exe, compile_ns);
+    if (cause != SyncCause::eager_op) debug_warnings::note_compiled(site, graph, compile_ns);
+  }
   return exe;
 }
 }  // namespace
@@ -214,6 +218,8 @@ namespace {
     debug_report::execution({cause_text(cause), hash, static_cast<int64_t>(walked.arguments().size()),
                              total_bytes(walked.arguments()), static_cast<int64_t>(results.size()),
                              total_bytes(results), static_cast<int64_t>(run_ns)});
+  if (!is_eager && debug_output::level() >= 1) [[unlikely]]
+    debug_warnings::note_sync(cause == SyncCause::value_read);
   m.execute.increment();
   if (is_eager) m.eager_execute.increment();
 
@@ -335,6 +341,7 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
     debug_report::execution({"replayed compile(fn) step", hash, static_cast<int64_t>(arguments.size()),
                              total_bytes(arguments), static_cast<int64_t>(results.size()), total_bytes(results),
                              static_cast<int64_t>(run_ns)});
+  if (debug_output::level() >= 1) debug_warnings::note_sync(false);
   sync_metrics().execute.increment();
   sync_state().last = LastSync{SyncCause::compiled_step,
                                true,
