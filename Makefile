@@ -8,7 +8,7 @@ FUZZ_BUILD ?= build-fuzz
 # Extra CMake options for every build, e.g. CMAKE_FLAGS=-DXLITE_WERROR=ON (what CI uses).
 CMAKE_FLAGS ?=
 
-.PHONY: all deps format format-check build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench build-fuzz fuzz fuzz-ci
+.PHONY: all deps format format-check build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench bench-cache build-fuzz fuzz fuzz-ci
 
 all: build
 
@@ -89,3 +89,8 @@ clean:
 bench:
 	bash scripts/install-bench-deps.sh
 	bash bench/run.sh
+	$(MAKE) bench-cache
+
+# The persistent compilation cache: chargpt's first training step, cold against warm (BENCHMARKS.md).
+bench-cache: build
+	bash bench/persistent_cache.sh $(BUILD) 5

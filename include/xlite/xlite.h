@@ -1,6 +1,7 @@
 #pragma once
 // The whole public API of xlite.
 #include "xlite/autograd.h"
+#include "xlite/cache.h"
 #include "xlite/compile.h"
 #include "xlite/debug.h"
 #include "xlite/device.h"

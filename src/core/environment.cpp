@@ -34,6 +34,16 @@ std::string_view trimmed(std::string_view text) {
   throw Error(std::string("[environment] ") + name + "='" + value + "' is not " + takes);
 }
 
+// A 0/1 variable into `value`; true when it was set.
+bool read_switch(const char* name, bool& value) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return false;
+  auto on = parse_switch(v);
+  if (!on) bad(name, v, "a switch (0 or 1)");
+  value = *on;
+  return true;
+}
+
 struct Loaded {
   Settings settings;
   std::string error;  // set when a variable did not parse
@@ -44,11 +54,8 @@ Loaded load() {
   Settings& s = loaded.settings;
   try {
     if (const char* v = std::getenv("XLITE_BACKEND"); v && *v) s.backend = v;
-    if (const char* v = std::getenv("XLITE_DEBUG"); v && *v) {
-      auto on = parse_switch(v);
-      if (!on) bad("XLITE_DEBUG", v, "a switch (0 or 1)");
-      s.debug = *on ? 2 : 0;  // PyTorch/XLA's PT_XLA_DEBUG: compilations and executions
-    }
+    if (bool on = false; read_switch("XLITE_DEBUG", on))
+      s.debug = on ? 2 : 0;  // PyTorch/XLA's PT_XLA_DEBUG: compilations and executions
     if (const char* v = std::getenv("XLITE_DEBUG_LEVEL"); v && *v) {
       auto level = parse_int(v, 0, 3);
       if (!level) bad("XLITE_DEBUG_LEVEL", v, "a debug level (0 to 3)");
@@ -60,16 +67,8 @@ Loaded load() {
       if (!frames) bad("XLITE_DEBUG_MAX_FRAME", v, "a number of frames (0 to 64)");
       s.debug_max_frames = static_cast<int>(*frames);
     }
-    if (const char* v = std::getenv("XLITE_PROFILE"); v && *v) {
-      auto on = parse_switch(v);
-      if (!on) bad("XLITE_PROFILE", v, "a switch (0 or 1)");
-      s.profile = *on;
-    }
-    if (const char* v = std::getenv("XLITE_DUMP_IR"); v && *v) {
-      auto on = parse_switch(v);
-      if (!on) bad("XLITE_DUMP_IR", v, "a switch (0 or 1)");
-      s.dump_ir = *on;
-    }
+    read_switch("XLITE_PROFILE", s.profile);
+    read_switch("XLITE_DUMP_IR", s.dump_ir);
     if (const char* v = std::getenv("XLITE_COMPILATION_CACHE_SIZE"); v && *v) {
       auto size = parse_int(v, 1, int64_t{1} << 40);
       if (!size) bad("XLITE_COMPILATION_CACHE_SIZE", v, "a number of programs (an integer >= 1)");
@@ -88,6 +87,13 @@ Loaded load() {
             "GiB, TiB for powers of 1024; KB, MB, GB, TB for powers of 1000)");
       s.memory_limit = *bytes;
     }
+    if (const char* v = std::getenv("XLITE_CACHE_DIR"); v && *v) s.cache_dir = v;
+    read_switch("XLITE_CACHE_READONLY", s.cache_readonly);
+    if (const char* v = std::getenv("XLITE_CACHE_MAX_BYTES"); v && *v) {
+      auto bytes = parse_bytes(v);
+      if (!bytes || *bytes <= 0) bad("XLITE_CACHE_MAX_BYTES", v, "a size in bytes > 0 (e.g. 512M, 2GiB)");
+      s.cache_max_bytes = *bytes;
+    }
     if (const char* v = std::getenv("XLITE_SAVE_GRAPHS"); v && *v) s.save_graphs = v;
     if (const char* v = std::getenv("XLITE_SAVE_GRAPHS_FMT"); v && *v) {
       if (std::string_view(v) != "text" && std::string_view(v) != "dot")
@@ -104,10 +110,10 @@ Loaded load() {
   }
   // A misspelt variable would otherwise be ignored without a word.
   static const char* const known[] = {
-      "XLITE_BACKEND",           "XLITE_DEBUG",        "XLITE_DEBUG_LEVEL",     "XLITE_DEBUG_FILE",
-      "XLITE_DEBUG_MAX_FRAME",   "XLITE_PROFILE",      "XLITE_DUMP_IR",         "XLITE_COMPILATION_CACHE_SIZE",
-      "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT", "XLITE_NUM_CPU_DEVICES", "XLITE_SAVE_GRAPHS",
-      "XLITE_SAVE_GRAPHS_FMT"};
+      "XLITE_BACKEND",           "XLITE_DEBUG",          "XLITE_DEBUG_LEVEL",     "XLITE_DEBUG_FILE",
+      "XLITE_DEBUG_MAX_FRAME",   "XLITE_PROFILE",        "XLITE_DUMP_IR",         "XLITE_COMPILATION_CACHE_SIZE",
+      "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT",   "XLITE_NUM_CPU_DEVICES", "XLITE_SAVE_GRAPHS",
+      "XLITE_CACHE_DIR",         "XLITE_CACHE_READONLY", "XLITE_CACHE_MAX_BYTES", "XLITE_SAVE_GRAPHS_FMT"};
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view var(*entry);
     if (var.rfind("XLITE_", 0) != 0) continue;

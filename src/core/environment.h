@@ -10,18 +10,21 @@
 namespace xlite::env {
 
 struct Settings {
-  std::string backend = "cpu";           // XLITE_BACKEND (checked against the backends by the compiler)
-  int debug = 0;                         // XLITE_DEBUG_LEVEL 0-3; XLITE_DEBUG=1 alone means level 2
-  std::string debug_file;                // XLITE_DEBUG_FILE: debug output is appended there, not to stderr
-  int debug_max_frames = 8;              // XLITE_DEBUG_MAX_FRAME: user frames printed per call site, 0-64
-  bool profile = false;                  // XLITE_PROFILE: 0 or 1
-  bool dump_ir = false;                  // XLITE_DUMP_IR: 0 or 1
-  int64_t cache_size = 2048;             // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1
-  int64_t kernel_cache_size = 4096;      // XLITE_KERNEL_CACHE_SIZE: compiled loops kept, >= 1
-  int64_t memory_limit = 0;              // XLITE_MEMORY_LIMIT: bytes, > 0; 0 when unset (physical memory)
-  int num_cpu_devices = 1;               // XLITE_NUM_CPU_DEVICES: virtual CPU devices, 1 to 64
-  std::string save_graphs;               // XLITE_SAVE_GRAPHS: a file every synced graph is appended to
-  std::string save_graphs_fmt = "text";  // XLITE_SAVE_GRAPHS_FMT: text (as traced) or dot (optimized, fused)
+  std::string backend = "cpu";                 // XLITE_BACKEND (checked against the backends by the compiler)
+  int debug = 0;                               // XLITE_DEBUG_LEVEL 0-3; XLITE_DEBUG=1 alone means level 2
+  std::string debug_file;                      // XLITE_DEBUG_FILE: debug output is appended there, not to stderr
+  int debug_max_frames = 8;                    // XLITE_DEBUG_MAX_FRAME: user frames printed per call site, 0-64
+  bool profile = false;                        // XLITE_PROFILE: 0 or 1
+  bool dump_ir = false;                        // XLITE_DUMP_IR: 0 or 1
+  int64_t cache_size = 2048;                   // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1
+  int64_t kernel_cache_size = 4096;            // XLITE_KERNEL_CACHE_SIZE: compiled loops kept, >= 1
+  int64_t memory_limit = 0;                    // XLITE_MEMORY_LIMIT: bytes, > 0; 0 when unset (physical memory)
+  int num_cpu_devices = 1;                     // XLITE_NUM_CPU_DEVICES: virtual CPU devices, 1 to 64
+  std::string cache_dir;                       // XLITE_CACHE_DIR: the persistent compilation cache's folder
+  bool cache_readonly = false;                 // XLITE_CACHE_READONLY: 0 or 1
+  int64_t cache_max_bytes = int64_t{1} << 30;  // XLITE_CACHE_MAX_BYTES: bytes, > 0
+  std::string save_graphs;                     // XLITE_SAVE_GRAPHS: a file every synced graph is appended to
+  std::string save_graphs_fmt = "text";        // XLITE_SAVE_GRAPHS_FMT: text (as traced) or dot (optimized, fused)
 };
 
 const Settings& settings();

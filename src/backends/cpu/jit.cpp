@@ -17,6 +17,11 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
+
+#include <llvm/Config/llvm-config.h>
+
+#include "codegen_source_hash.h"
 
 #include "backends/cpu/kernel.h"
 #include "core/check.h"
@@ -32,23 +37,33 @@ struct Jit::State {
   std::string triple;
   std::mutex mutex;
   std::atomic<int64_t> last_object_bytes{0};
+  std::string* object_out = nullptr;  // under mutex: where add() wants the object file it is making
   std::atomic<int64_t> modules_alive{0};
+  mutable std::mutex names_mutex;
+  std::set<std::string> live_entries;  // entry symbols of the modules in the JIT
+  std::string fingerprint;
 };
 
 namespace {
 // Owns one module's resources in the JIT. Nothing can still run the code: every program that calls it
 // holds this object.
 struct ModuleResources {
-  ModuleResources(llvm::orc::ResourceTrackerSP t, std::atomic<int64_t>* a) : tracker(std::move(t)), alive(a) {
-    alive->fetch_add(1);
+  ModuleResources(llvm::orc::ResourceTrackerSP t, Jit::State* s, std::string e)
+      : tracker(std::move(t)), state(s), entry(std::move(e)) {
+    state->modules_alive.fetch_add(1);
+    std::lock_guard lock(state->names_mutex);
+    state->live_entries.insert(entry);
   }
   ModuleResources(const ModuleResources&) = delete;
   ModuleResources& operator=(const ModuleResources&) = delete;
   llvm::orc::ResourceTrackerSP tracker;
-  std::atomic<int64_t>* alive;
+  Jit::State* state;
+  std::string entry;
   ~ModuleResources() {
     if (llvm::Error error = tracker->remove()) llvm::consumeError(std::move(error));  // nothing to do but leak it
-    alive->fetch_sub(1);
+    state->modules_alive.fetch_sub(1);
+    std::lock_guard lock(state->names_mutex);
+    state->live_entries.erase(entry);
   }
 };
 }  // namespace
@@ -98,8 +113,37 @@ Jit::Jit() : state_(std::make_unique<State>()) {
   state_->jit->getObjTransformLayer().setTransform(
       [state](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
         state->last_object_bytes = static_cast<int64_t>(object->getBufferSize());
+        if (state->object_out) state->object_out->assign(object->getBufferStart(), object->getBufferSize());
         return object;
       });
+  state_->fingerprint = std::string("xlite ") + XLITE_VERSION + " codegen " + XLITE_CODEGEN_SOURCE_HASH + "; LLVM " +
+                        LLVM_VERSION_STRING + "; " + state_->triple + "; " + state_->target->getTargetCPU().str() +
+                        "; " + state_->target->getTargetFeatureString().str();
+}
+
+const std::string& Jit::fingerprint() const { return state_->fingerprint; }
+
+bool Jit::is_live(const std::string& entry) const {
+  std::lock_guard lock(state_->names_mutex);
+  return state_->live_entries.count(entry) > 0;
+}
+
+std::optional<JitCode> Jit::add_object(std::string_view object, const std::string& entry) {
+  std::lock_guard lock(state_->mutex);
+  if (is_live(entry)) return std::nullopt;
+  llvm::orc::JITDylib& dylib = state_->jit->getMainJITDylib();
+  auto resources = std::make_shared<ModuleResources>(dylib.createResourceTracker(), state_.get(), entry);
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), entry);
+  if (llvm::Error error = state_->jit->addObjectFile(resources->tracker, std::move(buffer))) {
+    llvm::consumeError(std::move(error));
+    return std::nullopt;
+  }
+  auto address = state_->jit->lookup(dylib, entry);
+  if (!address) {
+    llvm::consumeError(address.takeError());
+    return std::nullopt;
+  }
+  return JitCode{address->toPtr<void*>(), static_cast<int64_t>(object.size()), std::move(resources)};
 }
 
 const llvm::DataLayout& Jit::data_layout() const { return state_->layout; }
@@ -108,8 +152,13 @@ const std::string& Jit::triple() const { return state_->triple; }
 int64_t Jit::modules_alive() const { return state_->modules_alive.load(); }
 
 JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                 const std::string& entry) {
+                 const std::string& entry, std::string* object) {
   std::lock_guard lock(state_->mutex);
+  state_->object_out = object;
+  struct Reset {
+    State* state;
+    ~Reset() { state->object_out = nullptr; }
+  } reset{state_.get()};
   module->setDataLayout(state_->layout);
   module->setTargetTriple(state_->triple);
   std::string broken;
@@ -136,7 +185,7 @@ JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLV
 
   // Every module goes into the main dylib under a tracker of its own, so that its code can be removed.
   llvm::orc::JITDylib& dylib = state_->jit->getMainJITDylib();
-  auto resources = std::make_shared<ModuleResources>(dylib.createResourceTracker(), &state_->modules_alive);
+  auto resources = std::make_shared<ModuleResources>(dylib.createResourceTracker(), state_.get(), entry);
   if (auto error = state_->jit->addIRModule(resources->tracker,
                                             llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
     fail("adding a module", std::move(error));

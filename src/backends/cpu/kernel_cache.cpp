@@ -1,6 +1,8 @@
 // The kernel cache: compiled region loops by the region body's text, so graphs that share a region
 // compile it once. Bounded (least recently used out), since every kernel is machine code in the JIT; a
 // kernel that leaves the cache lives on in the programs that hold it.
+#include <unistd.h>
+
 #include <algorithm>
 #include <list>
 #include <mutex>
@@ -13,6 +15,7 @@
 #include "core/environment.h"
 #include "core/runtime_context.h"
 #include "ir/graph.h"
+#include "runtime/persistent_cache.h"
 
 namespace xlite::backends::cpu {
 namespace {
@@ -56,12 +59,36 @@ std::string kernel_key(const ir::Graph& body) {
   return ir::to_text(on_any_device);
 }
 
+// What the persistent cache keeps of a kernel: its entry symbol, a NUL, then its object file.
+std::string kernel_blob(const std::string& entry, const std::string& object) { return entry + '\0' + object; }
+
+// The kernel a persistent cache entry holds, linked into the JIT; nothing when the entry cannot serve (a
+// live module defines its symbol, or the object does not link).
+std::optional<JitCode> load_kernel(const std::string& persistent_key) {
+  std::optional<std::string> blob = runtime::persistent_cache::load(persistent_key);
+  if (!blob) return std::nullopt;
+  const size_t end = blob->find('\0');
+  if (end == std::string::npos) return std::nullopt;
+  return Jit::instance().add_object(std::string_view(*blob).substr(end + 1), blob->substr(0, end));
+}
+
+// An entry symbol no live module defines. The process id keeps apart the names of kernels that other
+// processes compiled into the persistent cache.
+std::string fresh_entry_name(KernelCache& cache) {
+  static const std::string prefix = "xlite_kernel_" + std::to_string(getpid()) + "_";
+  std::string name;
+  do {
+    std::lock_guard lock(cache.mutex);
+    name = prefix + std::to_string(cache.names++);
+  } while (Jit::instance().is_live(name));
+  return name;
+}
+
 }  // namespace
 
 CompiledKernel compile_kernel(const ir::Graph& body) {
   std::string key = kernel_key(body);
   KernelCache& cache = kernel_cache();
-  std::string name;
   {
     std::lock_guard lock(cache.mutex);
     if (auto it = cache.index.find(key); it != cache.index.end()) {
@@ -69,13 +96,21 @@ CompiledKernel compile_kernel(const ir::Graph& body) {
       cache.lru.splice(cache.lru.begin(), cache.lru, it->second);
       return it->second->second;
     }
-    name = "xlite_kernel_" + std::to_string(cache.names++);
   }
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>("xlite_kernel", *context);
-  emit_kernel(body, *context, *module, name);
-  JitCode code = Jit::instance().add(std::move(module), std::move(context), name);
-  CompiledKernel kernel{reinterpret_cast<KernelFn>(code.entry), code.code_bytes, std::move(code.owner)};
+  // The region's text is the kernel's source; the fingerprint is everything else its machine code depends on.
+  const std::string persistent_key =
+      runtime::persistent_cache::enabled() ? Jit::instance().fingerprint() + "\n" + key : std::string();
+  std::optional<JitCode> code = persistent_key.empty() ? std::nullopt : load_kernel(persistent_key);
+  if (!code) {
+    const std::string name = fresh_entry_name(cache);
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>("xlite_kernel", *context);
+    emit_kernel(body, *context, *module, name);
+    std::string object;
+    code = Jit::instance().add(std::move(module), std::move(context), name, persistent_key.empty() ? nullptr : &object);
+    if (!object.empty()) runtime::persistent_cache::store(persistent_key, kernel_blob(name, object));
+  }
+  CompiledKernel kernel{reinterpret_cast<KernelFn>(code->entry), code->code_bytes, std::move(code->owner)};
   std::lock_guard lock(cache.mutex);
   ++cache.compiled;
   if (auto it = cache.index.find(key); it != cache.index.end()) return it->second->second;  // another thread won

@@ -1,0 +1,18 @@
+# Writes OUTPUT, a header defining XLITE_CODEGEN_SOURCE_HASH: one SHA-256 over the files in SOURCES ("|"
+# between paths). Machine code cached on disk depends on these sources, so any change to them makes new keys.
+string(REPLACE "|" ";" files "${SOURCES}")
+list(SORT files)
+set(all "")
+foreach(file ${files})
+  file(SHA256 ${file} one)
+  string(APPEND all "${one}")
+endforeach()
+string(SHA256 hash "${all}")
+string(SUBSTRING ${hash} 0 16 hash)
+set(text "#pragma once\n#define XLITE_CODEGEN_SOURCE_HASH \"${hash}\"\n")
+if(EXISTS ${OUTPUT})
+  file(READ ${OUTPUT} old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUTPUT} "${text}")
+endif()
