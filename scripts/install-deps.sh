@@ -7,10 +7,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # llvm-19-tools: lit and FileCheck, which run the text-IR tests in tests/xir. clang-format-19: make format-check.
 # graphviz: a test renders debug::graph_dot with dot.
 # libdw-dev (elfutils): symbolises the user call sites that XLITE_DEBUG prints (file:line from DWARF).
+# python3-pil: tools/trace_png.py draws XLITE_PROFILE traces (and the test that checks them runs it).
 # python3-*: the checkpoint interop test (tests/python/safetensors_interop.py) reads and writes
 # safetensors files with Python's safetensors package, NumPy and PyTorch (Debian's torch is 1.13).
 packages=(g++ cmake ninja-build make libgtest-dev llvm-19-dev llvm-19-tools clang-format-19 libdnnl-dev nlohmann-json3-dev
-          python3-venv python3-numpy python3-torch graphviz libdw-dev "$@")
+          python3-venv python3-numpy python3-torch graphviz libdw-dev python3-pil "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 #include "compiler/optimize.h"
 #include "core/clock.h"
 #include "core/debug_output.h"
+#include "core/trace.h"
 #include "ir/op_attrs.h"
 #include "runtime/step_profile.h"
 #include "runtime/transfer.h"
@@ -148,19 +149,20 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   runtime::Program program;
   runtime::CompileSummary& summary = program.summary;
   int64_t phase_start = now_ns();
-  auto phase_done = [&](int64_t& phase_ns) {
+  auto phase_done = [&](int64_t& phase_ns, const char* phase) {
     const int64_t now = now_ns();
     phase_ns = now - phase_start;
+    if (trace::enabled()) trace::span("compile", phase, phase_start, now);
     phase_start = now;
   };
   program.graph = optimize(input);
   const ir::Graph& graph = program.graph;
   summary.instructions = static_cast<int64_t>(graph.instrs.size());
-  phase_done(summary.passes_ns);
+  phase_done(summary.passes_ns, "passes");
   FusionPlan plan = plan_fusion(graph, target.fusion_policy());
   const std::string fusion = describe(plan);
-  phase_done(summary.fusion_ns);
-  const bool labelled = runtime::profiling() || runtime::debug_kernels();
+  phase_done(summary.fusion_ns, "fusion");
+  const bool labelled = runtime::profiling() || runtime::debug_kernels() || trace::enabled();
   std::vector<int32_t> writes;
   std::vector<std::vector<int32_t>> reads;
   int64_t code_bytes = 0, kernels = 0;
@@ -199,7 +201,7 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   program.stats.fusion = fusion;
   program.device = home_device(graph);
   summary.kernels = kernels;
-  phase_done(summary.lowering_ns);
+  phase_done(summary.lowering_ns, "codegen");
   if (debug_output::level() >= 1) summary.largest_buffers = largest_buffers(graph, writes);
   return runtime::make_executor(std::move(program));
 }

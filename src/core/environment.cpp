@@ -67,7 +67,13 @@ Loaded load() {
       if (!frames) bad("XLITE_DEBUG_MAX_FRAME", v, "a number of frames (0 to 64)");
       s.debug_max_frames = static_cast<int>(*frames);
     }
-    read_switch("XLITE_PROFILE", s.profile);
+    if (const char* v = std::getenv("XLITE_PROFILE"); v && *v) {
+      const std::string_view value(v);
+      if (value.size() > 5 && value.substr(value.size() - 5) == ".json")
+        s.profile_trace = v;
+      else
+        read_switch("XLITE_PROFILE", s.profile);
+    }
     read_switch("XLITE_DUMP_IR", s.dump_ir);
     if (const char* v = std::getenv("XLITE_COMPILATION_CACHE_SIZE"); v && *v) {
       auto size = parse_int(v, 1, int64_t{1} << 40);

@@ -14,7 +14,8 @@ struct Settings {
   int debug = 0;                               // XLITE_DEBUG_LEVEL 0-3; XLITE_DEBUG=1 alone means level 2
   std::string debug_file;                      // XLITE_DEBUG_FILE: debug output is appended there, not to stderr
   int debug_max_frames = 8;                    // XLITE_DEBUG_MAX_FRAME: user frames printed per call site, 0-64
-  bool profile = false;                        // XLITE_PROFILE: 0 or 1
+  bool profile = false;                        // XLITE_PROFILE: 0 or 1 (the totals table at exit)
+  std::string profile_trace;                   // XLITE_PROFILE=name.json: a Chrome/Perfetto trace written at exit
   bool dump_ir = false;                        // XLITE_DUMP_IR: 0 or 1
   int64_t cache_size = 2048;                   // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1
   int64_t kernel_cache_size = 4096;            // XLITE_KERNEL_CACHE_SIZE: compiled loops kept, >= 1

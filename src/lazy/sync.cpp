@@ -16,10 +16,12 @@
 #include "core/environment.h"
 #include "tensor/live_tensors.h"
 #include "core/runtime_context.h"
+#include "core/trace.h"
 #include "core/step_recording.h"
 #include "lazy/debug_report.h"
 #include "lazy/debug_warnings.h"
 #include "lazy/graph_builder.h"
+#include "runtime/allocator.h"
 #include "ir/graph.h"
 #include "xlite/debug.h"
 #include "xlite/error.h"
@@ -135,6 +137,21 @@ bool reported(SyncCause cause, int level) {
   return debug >= level && (cause != SyncCause::eager_op || debug >= 3);
 }
 
+std::string hex_hash(uint64_t hash) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+// XLITE_PROFILE=trace.json: the run as a span (its kernels are spans inside it) and the device's memory after.
+void trace_execution(uint64_t hash, Device device, int64_t begin_ns, int64_t end_ns) {
+  trace::span("execute", "execute " + hex_hash(hash), begin_ns, end_ns);
+  trace::counter("memory in use " + device.str(), runtime::allocator(device).info().bytes_used, end_ns);
+}
+
+// The time a thread spent building IR between its syncs, as a span before each sync.
+thread_local int64_t last_sync_end_ns = 0;
+
 int64_t total_bytes(std::span<const BufferPtr> buffers) {
   int64_t bytes = 0;
   for (const BufferPtr& b : buffers) bytes += b ? static_cast<int64_t>(b->bytes()) : 0;
@@ -164,6 +181,7 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
   }
   const int64_t compile_ns = now_ns() - start;
   (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(static_cast<double>(compile_ns));
+  if (trace::enabled()) trace::span("compile", "compile " + hex_hash(hash), start, start + compile_ns);
   m.uncached.increment();
   m.uncached_by[static_cast<int>(cause)].increment();
   cache.insert(hash, graph, exe);
@@ -187,6 +205,15 @@ namespace {
   Scratch& s = state.scratch;
   const SyncMetrics& m = sync_metrics();
   const bool is_eager = cause == SyncCause::eager_op;
+  // Declared before the sync's span, so destroyed after it: the next tracing span starts after this sync's.
+  struct NoteEnd {
+    ~NoteEnd() {
+      if (trace::enabled()) last_sync_end_ns = now_ns();
+    }
+  } note_end;
+  if (trace::enabled() && !is_eager && last_sync_end_ns > 0)
+    trace::span("trace", "tracing", last_sync_end_ns, now_ns());
+  const trace::Scope sync_span("sync", cause_text(cause));
   // The scratch must not keep nodes or buffers alive past this sync, however it ends.
   struct Release {
     Scratch& s;
@@ -214,6 +241,7 @@ namespace {
   std::vector<BufferPtr> results = exe->run(walked.arguments(), donations, runtime::RunOn{device});
   const double run_ns = elapsed_ns(start);
   (is_eager ? m.eager_execute_time : m.execute_time).add_sample(run_ns);
+  if (trace::enabled()) trace_execution(hash, device, start, start + static_cast<int64_t>(run_ns));
   if (reported(cause, 2)) [[unlikely]]
     debug_report::execution({cause_text(cause), hash, static_cast<int64_t>(walked.arguments().size()),
                              total_bytes(walked.arguments()), static_cast<int64_t>(results.size()),
@@ -337,6 +365,7 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
   std::vector<BufferPtr> results = executable.run(arguments, donations);
   const double run_ns = elapsed_ns(start);
   sync_metrics().execute_time.add_sample(run_ns);
+  if (trace::enabled()) trace_execution(hash, executable.device(), start, start + static_cast<int64_t>(run_ns));
   if (reported(SyncCause::compiled_step, 2))
     debug_report::execution({"replayed compile(fn) step", hash, static_cast<int64_t>(arguments.size()),
                              total_bytes(arguments), static_cast<int64_t>(results.size()), total_bytes(results),

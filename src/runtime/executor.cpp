@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "core/trace.h"
 #include "ir/op_attrs.h"
 #include "runtime/allocator.h"
 #include "runtime/program.h"
@@ -61,7 +62,7 @@ class Executor final : public Executable {
     }
     if (profiling())
       for (const ProgramStep& step : steps) profiles_.push_back(std::make_unique<StepProfile>(step.label));
-    timed_ = !profiles_.empty() || debug_kernels();
+    timed_ = !profiles_.empty() || debug_kernels() || trace::enabled();
   }
 
   // The step that may write its output into a donated argument, or -1.
@@ -140,6 +141,7 @@ class Executor final : public Executable {
         const int64_t took = now_ns() - started;
         if (!profiles_.empty()) profiles_[s]->add(took);
         if (debug_kernels()) report_kernel(step.label, took, step.flops, step.bytes_moved);
+        if (trace::enabled()) trace::span("kernel", step.label, started, started + took);
       }
       values[step.root] = out.get();
       owned[step.root] = std::move(out);
@@ -173,7 +175,7 @@ class Executor final : public Executable {
   std::unordered_map<int32_t, int64_t> step_of_;     // root instruction -> step
   int64_t last_raising_step_ = -1;
   std::vector<std::unique_ptr<StepProfile>> profiles_;  // per step, under XLITE_PROFILE
-  bool timed_ = false;                                  // XLITE_PROFILE or XLITE_DEBUG_LEVEL=3 times each step
+  bool timed_ = false;  // XLITE_PROFILE (totals or trace) or XLITE_DEBUG_LEVEL=3 times each step
 };
 
 }  // namespace
