@@ -126,3 +126,25 @@ TEST(DebugViews, SavedGraphsAreAppendedPerSync) {
     EXPECT_NO_THROW(xl::ir::parse_graph(text.substr(second)));
   }
 }
+
+TEST(DebugViews, TheMemoryTimelineFollowsTheBufferPlan) {
+  // A[64,64] -> B = A @ A -> C = B @ A -> sum(C): B is freed after C is computed, A is the caller's.
+  std::vector<float> host(64 * 64);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 5) * 0.01f;
+  xl::Tensor a = xl::tensor(host, {64, 64});
+  xl::Tensor c = xl::matmul(xl::matmul(a, a), a);
+  xl::Tensor total = xl::sum(c, {0, 1});
+  const int64_t executed = xl::metrics::counter_value("Execute");
+  const std::vector<xl::debug::MemoryStep> timeline = xl::debug::memory_timeline({total});
+  EXPECT_EQ(xl::metrics::counter_value("Execute"), executed);  // planned, not run
+  ASSERT_EQ(timeline.size(), 3u);
+  const int64_t matrix = 64 * 64 * 4;
+  EXPECT_EQ(timeline[0].step, "matmul f32[64,64] x f32[64,64]");
+  EXPECT_EQ(timeline[0].output_bytes, matrix);
+  EXPECT_EQ(timeline[0].live_bytes, 2 * matrix);  // A and B
+  EXPECT_EQ(timeline[1].live_bytes, 3 * matrix);  // A, B and C: the peak
+  EXPECT_EQ(timeline[2].step.rfind("reduce reduce_sum f32[]", 0), 0u) << timeline[2].step;
+  EXPECT_EQ(timeline[2].output_bytes, 4);
+  EXPECT_EQ(timeline[2].live_bytes, 2 * matrix + 4);  // B is gone: A, C and the sum
+  EXPECT_THROW(xl::debug::memory_timeline({xl::Tensor()}), xl::Error);
+}

@@ -42,6 +42,15 @@ struct MemoryStats {
 };
 // Compiles (through the cache) the pending graph of these tensors and reports its memory plan.
 MemoryStats memory_stats(const std::vector<Tensor>& tensors);
+// One step of a compiled program, in the order it runs, with the memory the run holds while it runs.
+struct MemoryStep {
+  std::string step;          // "matmul f32[64,64] x f32[64,64]", "loop tanh f32[4096] (7 ops)"
+  int64_t output_bytes = 0;  // the buffer the step writes
+  int64_t live_bytes = 0;    // arguments, the step's output and every earlier result still needed
+};
+// The memory timeline of the program that would compute these tensors (compiled through the cache): its
+// largest live_bytes is the program's peak; values are freed after their last reader.
+std::vector<MemoryStep> memory_timeline(const std::vector<Tensor>& tensors);
 
 // The runtime context: every piece of process-wide state made so far, by name, with what it holds now
 // ({"executable cache", "12 of 2048 programs"}, {"allocators", "cpu:0: 4096 B used, 0 B cached"}, ...).

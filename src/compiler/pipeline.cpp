@@ -24,10 +24,10 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
   switch (region.kind) {
     case RegionKind::Matmul: {
       std::string text = kind;
-      for (int32_t o : root.operands) {
+      for (size_t k = 0; k < root.operands.size(); ++k) {
+        const int32_t o = root.operands[k];
         bool transposed = ir::is_matrix_transpose(graph.instrs[o]);
-        text += (o == root.operands[0] ? " " : " x ") + value(transposed ? graph.instrs[o].operands[0] : o) +
-                (transposed ? "^T" : "");
+        text += (k == 0 ? " " : " x ") + value(transposed ? graph.instrs[o].operands[0] : o) + (transposed ? "^T" : "");
       }
       return text;
     }
@@ -162,7 +162,7 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   FusionPlan plan = plan_fusion(graph, target.fusion_policy());
   const std::string fusion = describe(plan);
   phase_done(summary.fusion_ns, "fusion");
-  const bool labelled = runtime::profiling() || runtime::debug_kernels() || trace::enabled();
+
   std::vector<int32_t> writes;
   std::vector<std::vector<int32_t>> reads;
   int64_t code_bytes = 0, kernels = 0;
@@ -184,12 +184,10 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     step.replaces_output = lowered.replaces_output;
     step.may_write_into_argument = region.kind == RegionKind::Loop;
     step.overwritable = overwritable_inputs(region);
-    if (labelled) {  // only XLITE_PROFILE and XLITE_DEBUG_LEVEL=3 read these
-      step.label = step_label(graph, region);
-      step.flops = estimated_flops(graph, region);
-      step.bytes_moved = step.output_bytes;
-      for (int32_t v : region.inputs) step.bytes_moved += ir::value_bytes(graph.instrs[v]);
-    }
+    step.label = step_label(graph, region);
+    step.flops = estimated_flops(graph, region);
+    step.bytes_moved = step.output_bytes;
+    for (int32_t v : region.inputs) step.bytes_moved += ir::value_bytes(graph.instrs[v]);
     writes.push_back(region.root);
     reads.push_back(region.inputs);
     program.steps.push_back(std::move(step));

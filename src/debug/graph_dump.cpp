@@ -30,13 +30,23 @@ std::string optimized_text(const std::vector<Tensor>& tensors) {
 std::string graph_dot(const std::vector<Tensor>& tensors) { return compiler::fused_dot(pending_graph(tensors).graph); }
 uint64_t graph_hash(const std::vector<Tensor>& tensors) { return pending_graph(tensors).graph.hash(); }
 
-MemoryStats memory_stats(const std::vector<Tensor>& tensors) {
+namespace {
+std::vector<TensorImpl*> impls_of(const std::vector<Tensor>& tensors, const char* op) {
   std::vector<TensorImpl*> impls;
   for (const Tensor& t : tensors) {
-    if (!t.defined()) throw Error("[memory_stats] a tensor is undefined");
+    if (!t.defined()) throw Error(std::string("[") + op + "] a tensor is undefined");
     impls.push_back(t.impl().get());
   }
-  return lazy::planned_memory(impls);
+  return impls;
+}
+}  // namespace
+
+MemoryStats memory_stats(const std::vector<Tensor>& tensors) {
+  return lazy::planned_memory(impls_of(tensors, "memory_stats"));
+}
+
+std::vector<MemoryStep> memory_timeline(const std::vector<Tensor>& tensors) {
+  return lazy::planned_program(impls_of(tensors, "memory_timeline"))->memory_timeline();
 }
 
 }  // namespace xlite::debug

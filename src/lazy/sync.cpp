@@ -331,15 +331,21 @@ void sync_this_thread(SyncCause cause, SyncRecord* record) {
   sync_tensors(impls, cause, record);
 }
 
-debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls) {
+namespace {
+// The program a sync of these tensors would run, compiled through the cache; the caller holds the sync lock.
+std::shared_ptr<runtime::Executable> plan(std::span<TensorImpl* const> impls, PendingGraph& walked) {
   std::vector<ir::NodePtr> roots;
   for (TensorImpl* impl : impls) roots.push_back(impl->node());
-  std::lock_guard lock(sync_state().mutex);
-  PendingGraph walked;
   walked.walk(std::move(roots));
   bool hit = false;
-  std::shared_ptr<runtime::Executable> exe = find_or_compile(walked, walked.hash(), SyncCause::memory_stats, &hit);
-  debug::MemoryStats stats = exe->memory_stats();
+  return find_or_compile(walked, walked.hash(), SyncCause::memory_stats, &hit);
+}
+}  // namespace
+
+debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls) {
+  std::lock_guard lock(sync_state().mutex);
+  PendingGraph walked;
+  debug::MemoryStats stats = plan(impls, walked)->memory_stats();
   const std::vector<std::pair<Shape, DType>> types = walked.argument_types();
   for (const runtime::Donation& d : find_donations(impls, walked)) {
     const auto& [shape, dtype] = types[d.argument];
@@ -348,6 +354,12 @@ debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls) {
     stats.output_bytes -= bytes;
   }
   return stats;
+}
+
+std::shared_ptr<runtime::Executable> planned_program(std::span<TensorImpl* const> impls) {
+  std::lock_guard lock(sync_state().mutex);
+  PendingGraph walked;
+  return plan(impls, walked);
 }
 
 uint64_t hash_of_this_thread() {

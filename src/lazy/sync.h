@@ -33,6 +33,8 @@ void sync_this_thread(SyncCause cause, SyncRecord* record = nullptr);
 // What a sync of these tensors would cost in memory (debug::memory_stats): the program is compiled through
 // the cache as the sync would, and an in-place update the sync would donate counts as aliased.
 debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls);
+// The program such a sync would run (compiled through the cache), for debug::memory_timeline.
+std::shared_ptr<runtime::Executable> planned_program(std::span<TensorImpl* const> impls);
 
 // The graph hash the calling thread's pending tensors would sync as, without compiling or running.
 uint64_t hash_of_this_thread();

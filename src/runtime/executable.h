@@ -66,6 +66,8 @@ class Executable {
   // Bytes by kind, from the buffer plan (see xlite::debug::MemoryStats).
   virtual debug::MemoryStats memory_stats() const = 0;
   virtual CompileSummary compile_summary() const { return {}; }
+  // Per step in run order, from the buffer plan (xlite::debug::memory_timeline).
+  virtual std::vector<debug::MemoryStep> memory_timeline() const { return {}; }
 };
 
 class Backend {

@@ -164,6 +164,23 @@ class Executor final : public Executable {
   Device device() const override { return program_.device; }
   CompileSummary compile_summary() const override { return program_.summary; }
 
+  std::vector<debug::MemoryStep> memory_timeline() const override {
+    const ir::Graph& graph = program_.graph;
+    std::vector<bool> made_by_step(graph.instrs.size(), false);
+    int64_t live = 0;
+    for (int32_t instr : parameter_instr_) live += instr >= 0 ? ir::value_bytes(graph.instrs[instr]) : 0;
+    std::vector<debug::MemoryStep> timeline;
+    for (size_t s = 0; s < program_.steps.size(); ++s) {
+      const ProgramStep& step = program_.steps[s];
+      live += step.output_bytes;
+      made_by_step[step.root] = true;
+      timeline.push_back({step.label, step.output_bytes, live});
+      for (int32_t v : program_.freed_after[s])
+        if (made_by_step[v]) live -= ir::value_bytes(graph.instrs[v]);
+    }
+    return timeline;
+  }
+
  private:
   Program program_;
   std::vector<int32_t> parameter_instr_;             // per argument: the instruction that reads it

@@ -72,8 +72,7 @@ struct ProgramStep {
   // the inputs below at that element only.
   bool may_write_into_argument = false;
   std::vector<bool> overwritable;  // per input: read only at the element being written
-  // What XLITE_PROFILE sums its time under and XLITE_DEBUG_LEVEL=3 prints ("loop tanh f32[4096] (7 ops)");
-  // empty without either.
+  // What profiles, traces, debug reports and memory timelines call it ("loop tanh f32[4096] (7 ops)").
   std::string label;
   int64_t flops = 0;        // floating-point (or integer) operations, estimated from the region
   int64_t bytes_moved = 0;  // its inputs' and output's bytes
