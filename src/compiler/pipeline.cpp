@@ -131,7 +131,9 @@ std::vector<runtime::CompileSummary::Buffer> largest_buffers(const ir::Graph& gr
       note(static_cast<int32_t>(v), "input " + std::to_string(ir::ParameterAttrs::of(graph.instrs[v].attrs).index));
   for (int32_t root : step_roots)
     note(root, "%" + std::to_string(root) + " = " + std::string(ir::op_name(graph.instrs[root].op)));
-  std::stable_sort(buffers.begin(), buffers.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  // Largest first; among equals, by name, so the report does not depend on the sort.
+  std::sort(buffers.begin(), buffers.end(),
+            [](const auto& a, const auto& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.value < b.value; });
   if (buffers.size() > kShown) buffers.resize(kShown);
   return buffers;
 }

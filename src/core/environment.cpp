@@ -69,10 +69,13 @@ Loaded load() {
     }
     if (const char* v = std::getenv("XLITE_PROFILE"); v && *v) {
       const std::string_view value(v);
-      if (value.size() > 5 && value.substr(value.size() - 5) == ".json")
+      if (value.size() > 5 && value.substr(value.size() - 5) == ".json") {
         s.profile_trace = v;
-      else
-        read_switch("XLITE_PROFILE", s.profile);
+      } else {
+        auto on = parse_switch(v);
+        if (!on) bad("XLITE_PROFILE", v, "a switch (0 or 1) or a trace file name ending in .json");
+        s.profile = *on;
+      }
     }
     read_switch("XLITE_DUMP_IR", s.dump_ir);
     if (const char* v = std::getenv("XLITE_COMPILATION_CACHE_SIZE"); v && *v) {
