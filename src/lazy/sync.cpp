@@ -158,6 +158,17 @@ int64_t total_bytes(std::span<const BufferPtr> buffers) {
   return bytes;
 }
 
+// A program run, for XLITE_PROFILE's trace and XLITE_DEBUG's reports and warnings.
+[[gnu::noinline]] void observe_run(SyncCause cause, uint64_t hash, Device device, int64_t start, int64_t run_ns,
+                                   std::span<const BufferPtr> arguments, std::span<const BufferPtr> results) {
+  if (trace::enabled()) trace_execution(hash, device, start, start + run_ns);
+  if (reported(cause, 2))
+    debug_report::execution({cause_text(cause), hash, static_cast<int64_t>(arguments.size()), total_bytes(arguments),
+                             static_cast<int64_t>(results.size()), total_bytes(results), run_ns});
+  if (cause != SyncCause::eager_op && debug_output::level() >= 1)
+    debug_warnings::note_sync(cause == SyncCause::value_read);
+}
+
 // The compiled program for the walked graph: from the cache, or compiled and cached.
 std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint64_t hash, SyncCause cause, bool* hit) {
   const SyncMetrics& m = sync_metrics();
@@ -205,23 +216,27 @@ namespace {
   Scratch& s = state.scratch;
   const SyncMetrics& m = sync_metrics();
   const bool is_eager = cause == SyncCause::eager_op;
-  // Declared before the sync's span, so destroyed after it: the next tracing span starts after this sync's.
-  struct NoteEnd {
-    ~NoteEnd() {
-      if (trace::enabled()) last_sync_end_ns = now_ns();
-    }
-  } note_end;
-  if (trace::enabled() && !is_eager && last_sync_end_ns > 0)
-    trace::span("trace", "tracing", last_sync_end_ns, now_ns());
-  const trace::Scope sync_span("sync", cause_text(cause));
-  // The scratch must not keep nodes or buffers alive past this sync, however it ends.
+  // Profile traces and debug reports are looked up once: without them an eager op pays two branches.
+  const bool tracing = trace::enabled();
+  const bool observed = tracing || debug_output::level() > 0;
+  const int64_t sync_begin = tracing ? now_ns() : 0;
+  if (tracing && !is_eager && last_sync_end_ns > 0) [[unlikely]]
+    trace::span("trace", "tracing", last_sync_end_ns, sync_begin);
+  // The scratch must not keep nodes or buffers alive past this sync, however it ends. A traced sync's span
+  // ends here too, and the tracing before the next sync starts after it.
   struct Release {
     Scratch& s;
+    const char* traced_as;  // the sync's span name when tracing
+    int64_t begin;
     ~Release() {
       s.roots.clear();
       s.graph.release();
+      if (traced_as) [[unlikely]] {
+        last_sync_end_ns = now_ns();
+        trace::span("sync", traced_as, begin, last_sync_end_ns);
+      }
     }
-  } release{s};
+  } release{s, tracing ? cause_text(cause) : nullptr, sync_begin};
   // An eager op traces nothing (OpScope times no eager op), so its sync leaves earlier tracing time for the
   // next lazy sync and spends no atomic exchange.
   if (!is_eager)
@@ -241,13 +256,8 @@ namespace {
   std::vector<BufferPtr> results = exe->run(walked.arguments(), donations, runtime::RunOn{device});
   const double run_ns = elapsed_ns(start);
   (is_eager ? m.eager_execute_time : m.execute_time).add_sample(run_ns);
-  if (trace::enabled()) trace_execution(hash, device, start, start + static_cast<int64_t>(run_ns));
-  if (reported(cause, 2)) [[unlikely]]
-    debug_report::execution({cause_text(cause), hash, static_cast<int64_t>(walked.arguments().size()),
-                             total_bytes(walked.arguments()), static_cast<int64_t>(results.size()),
-                             total_bytes(results), static_cast<int64_t>(run_ns)});
-  if (!is_eager && debug_output::level() >= 1) [[unlikely]]
-    debug_warnings::note_sync(cause == SyncCause::value_read);
+  if (observed) [[unlikely]]
+    observe_run(cause, hash, device, start, static_cast<int64_t>(run_ns), walked.arguments(), results);
   m.execute.increment();
   if (is_eager) m.eager_execute.increment();
 
