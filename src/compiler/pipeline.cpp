@@ -88,24 +88,28 @@ std::vector<Region> run_raising_steps_early(std::vector<Region> regions) {
 
 // Operations a step performs, roughly: one per element of each value a loop or reduction computes (or reads,
 // for a reduction), 2*M*N*K for a GEMM, two per multiply-add of a convolution.
-int64_t estimated_flops(const ir::Graph& graph, const Region& region) {
+double estimated_flops(const ir::Graph& graph, const Region& region) {
   const ir::Instr& root = graph.instrs[region.root];
+  auto elements = [](const Shape& shape) { return static_cast<double>(numel(shape)); };
   switch (region.kind) {
-    case RegionKind::Matmul:
-      return 2 * numel(root.shape) *
-             (graph.instrs[root.operands[0]].shape.empty() ? 1 : graph.instrs[root.operands[0]].shape.back());
+    case RegionKind::Matmul: {
+      const Shape& lhs = graph.instrs[root.operands[0]].shape;
+      return 2 * elements(root.shape) * (lhs.empty() ? 1.0 : static_cast<double>(lhs.back()));
+    }
     case RegionKind::Conv: {
       const Shape& weight = graph.instrs[root.operands[1]].shape;
-      return weight.empty() || weight[0] == 0 ? 0 : 2 * numel(root.shape) * (numel(weight) / weight[0]);
+      return weight.empty() || weight[0] == 0
+                 ? 0
+                 : 2 * elements(root.shape) * elements(weight) / static_cast<double>(weight[0]);
     }
     case RegionKind::Loop:
     case RegionKind::Reduce: {
-      int64_t flops = 0;
+      double flops = 0;
       for (const ir::Instr& instr : region.body.instrs) {
         if (instr.op == ir::OpId::parameter) continue;
-        int64_t elements = numel(instr.shape);
-        for (int32_t o : instr.operands) elements = std::max(elements, numel(region.body.instrs[o].shape));
-        flops += elements;
+        double most = elements(instr.shape);
+        for (int32_t o : instr.operands) most = std::max(most, elements(region.body.instrs[o].shape));
+        flops += most;
       }
       return flops;
     }
@@ -188,8 +192,8 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     step.overwritable = overwritable_inputs(region);
     step.label = step_label(graph, region);
     step.flops = estimated_flops(graph, region);
-    step.bytes_moved = step.output_bytes;
-    for (int32_t v : region.inputs) step.bytes_moved += ir::value_bytes(graph.instrs[v]);
+    step.bytes_moved = static_cast<double>(step.output_bytes);
+    for (int32_t v : region.inputs) step.bytes_moved += static_cast<double>(ir::value_bytes(graph.instrs[v]));
     writes.push_back(region.root);
     reads.push_back(region.inputs);
     program.steps.push_back(std::move(step));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -13,10 +14,13 @@
 #include "core/environment.h"
 #include "core/runtime_context.h"
 #include "ir/op_attrs.h"
+#include "ir/sizes.h"
 #include "runtime/allocator.h"
 
 namespace xlite::lazy::debug_report {
 namespace {
+
+constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
 
 std::string ms(int64_t ns) {
   char text[32];
@@ -214,7 +218,10 @@ std::string compilation(const char* cause, uint64_t hash, const ir::Graph& graph
        ", code " + human_bytes(memory.code_bytes) + "\n";
   const Device device = exe.device();
   const MemoryInfo info = runtime::allocator(device).info();
-  const int64_t peak = memory.argument_bytes + memory.output_bytes + memory.temp_bytes;
+  // Saturating: a legal graph may be far too large to run.
+  const int64_t peak = ir::checked_add(ir::checked_add(memory.argument_bytes, memory.output_bytes).value_or(kMaxBytes),
+                                       memory.temp_bytes)
+                           .value_or(kMaxBytes);
   r += "  peak estimate " + human_bytes(peak) + " of " + device.str() + "'s limit " + human_bytes(info.bytes_limit) +
        " (" + human_bytes(info.bytes_used) + " in use now)\n";
   if (!summary.largest_buffers.empty()) r += "  largest buffers:\n";

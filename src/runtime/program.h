@@ -74,8 +74,9 @@ struct ProgramStep {
   std::vector<bool> overwritable;  // per input: read only at the element being written
   // What profiles, traces, debug reports and memory timelines call it ("loop tanh f32[4096] (7 ops)").
   std::string label;
-  int64_t flops = 0;        // floating-point (or integer) operations, estimated from the region
-  int64_t bytes_moved = 0;  // its inputs' and output's bytes
+  // Estimates, as doubles: a legal graph may be far too large to run, and its counts must not overflow.
+  double flops = 0;        // floating-point (or integer) operations, estimated from the region
+  double bytes_moved = 0;  // its inputs' and output's bytes
 };
 
 struct Program {

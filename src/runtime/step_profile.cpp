@@ -69,11 +69,11 @@ bool profiling() {
 
 bool debug_kernels() { return debug_output::level() >= 3; }
 
-void report_kernel(const std::string& label, int64_t nanoseconds, int64_t flops, int64_t bytes_moved) {
+void report_kernel(const std::string& label, int64_t nanoseconds, double flops, double bytes_moved) {
   const double ns = static_cast<double>(std::max<int64_t>(nanoseconds, 1));
   char line[512];
   std::snprintf(line, sizeof line, "[xlite] kernel %-48s %9.1f us %8.2f GFLOP/s %8.2f GB/s\n", label.c_str(), ns * 1e-3,
-                static_cast<double>(flops) / ns, static_cast<double>(bytes_moved) / ns);
+                flops / ns, bytes_moved / ns);
   debug_output::write(line);
 }
 

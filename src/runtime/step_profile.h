@@ -13,7 +13,7 @@ namespace xlite::runtime {
 bool profiling();
 // XLITE_DEBUG_LEVEL=3: every executed step prints a line (label, time, GFLOP/s, GB/s), tinygrad-style.
 bool debug_kernels();
-void report_kernel(const std::string& label, int64_t nanoseconds, int64_t flops, int64_t bytes_moved);
+void report_kernel(const std::string& label, int64_t nanoseconds, double flops, double bytes_moved);
 
 // A step's accumulated time; registered once per label, so equal steps of different programs add up.
 class StepProfile {
