@@ -199,7 +199,7 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     program.steps.push_back(std::move(step));
   }
   program.freed_after = passes::last_uses(graph, reads);
-  program.stats = passes::plan_memory(graph, writes, reads);
+  program.stats = passes::plan_memory(graph, writes, reads, &program.live_bytes);
   program.stats.code_bytes = code_bytes;
   program.stats.kernels = kernels;
   program.stats.fusion = fusion;

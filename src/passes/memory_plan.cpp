@@ -26,7 +26,7 @@ std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::v
 }
 
 debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
-                               const std::vector<std::vector<int32_t>>& reads) {
+                               const std::vector<std::vector<int32_t>>& reads, std::vector<int64_t>* live_per_step) {
   std::vector<bool> is_output(graph.instrs.size(), false);
   for (int32_t o : graph.outputs) is_output[o] = true;
   Total argument = 0, alias = 0, output = 0, live = 0, peak = 0;
@@ -42,10 +42,13 @@ debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t
       output += ir::value_bytes(graph.instrs[o]);
   }
   auto freed = last_uses(graph, reads);
+  Total written_outputs = 0;
+  if (live_per_step) live_per_step->clear();
   for (size_t s = 0; s < writes.size(); ++s) {
     int32_t w = writes[s];
-    if (!is_output[w]) live += ir::value_bytes(graph.instrs[w]);
+    (is_output[w] ? written_outputs : live) += ir::value_bytes(graph.instrs[w]);
     peak = std::max(peak, live);
+    if (live_per_step) live_per_step->push_back(clamped(argument + written_outputs + live));
     for (int32_t v : freed[s])
       if (!is_output[v] && graph.instrs[v].op != ir::OpId::parameter) live -= ir::value_bytes(graph.instrs[v]);
   }

@@ -9,9 +9,12 @@
 
 namespace xlite::passes {
 
-// steps[k] writes writes[k] and reads reads[k]; graph outputs live to the end.
+// steps[k] writes writes[k] and reads reads[k]; graph outputs live to the end. With live_per_step, also the
+// bytes held while each step runs: the arguments, every output written so far and the intermediates still
+// alive, the step's own result included (xlite::debug::memory_timeline).
 debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
-                               const std::vector<std::vector<int32_t>>& reads);
+                               const std::vector<std::vector<int32_t>>& reads,
+                               std::vector<int64_t>* live_per_step = nullptr);
 // For each step, the values whose last read it is (their buffers go back to the allocator after it).
 std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& reads);
 

@@ -3,14 +3,12 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
-#include <limits>
 #include <memory_resource>
 #include <unordered_map>
 
 #include "core/check.h"
 #include "core/trace.h"
 #include "ir/op_attrs.h"
-#include "ir/sizes.h"
 #include "runtime/allocator.h"
 #include "runtime/program.h"
 #include "runtime/step_profile.h"
@@ -167,23 +165,9 @@ class Executor final : public Executable {
   CompileSummary compile_summary() const override { return program_.summary; }
 
   std::vector<debug::MemoryStep> memory_timeline() const override {
-    const ir::Graph& graph = program_.graph;
-    std::vector<bool> made_by_step(graph.instrs.size(), false);
-    // Saturating: a legal graph may be far too large to run.
-    auto plus = [](int64_t a, int64_t b) {
-      return ir::checked_add(a, b).value_or(std::numeric_limits<int64_t>::max());
-    };
-    int64_t live = 0;
-    for (int32_t instr : parameter_instr_) live = plus(live, instr >= 0 ? ir::value_bytes(graph.instrs[instr]) : 0);
     std::vector<debug::MemoryStep> timeline;
-    for (size_t s = 0; s < program_.steps.size(); ++s) {
-      const ProgramStep& step = program_.steps[s];
-      live = plus(live, step.output_bytes);
-      made_by_step[step.root] = true;
-      timeline.push_back({step.label, step.output_bytes, live});
-      for (int32_t v : program_.freed_after[s])
-        if (made_by_step[v]) live -= ir::value_bytes(graph.instrs[v]);
-    }
+    for (size_t s = 0; s < program_.steps.size(); ++s)
+      timeline.push_back({program_.steps[s].label, program_.steps[s].output_bytes, program_.live_bytes[s]});
     return timeline;
   }
 

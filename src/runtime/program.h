@@ -84,6 +84,7 @@ struct Program {
   std::vector<ProgramStep> steps;                 // in execution order
   std::vector<std::vector<int32_t>> freed_after;  // per step: the values whose last read it is
   debug::MemoryStats stats;
+  std::vector<int64_t> live_bytes;  // per step: the bytes its run holds while it runs (passes::plan_memory)
   CompileSummary summary;
   Device device;  // what it is compiled for (ir::home_device); each step's output goes on its root's device
 };
