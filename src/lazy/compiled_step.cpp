@@ -8,6 +8,7 @@
 
 #include "tensor/live_tensors.h"
 #include "core/random_state.h"
+#include "core/debug_output.h"
 #include "lazy/step_program.h"
 #include "xlite/autograd.h"
 #include "xlite/error.h"
@@ -147,7 +148,7 @@ void StepRunner::begin_trace(const std::vector<StepInput>& inputs) {
   eager_mode(false);
   in_place_log::begin();
   metrics::increment_counter("CompiledStepTrace");
-  if (lazy::debug_level() >= 1 && !s.last.trace_reason.empty())
+  if (debug_output::level() >= 1 && !s.last.trace_reason.empty())
     std::fprintf(stderr, "[xlite] compile(fn): tracing: %s\n", s.last.trace_reason.c_str());
   if (!s.replay_tried) s.last = {false, s.options.force_retrace ? "force_retrace is set" : ""};
   s.replay_tried = false;
@@ -201,7 +202,7 @@ void StepRunner::end_trace(const StepValues* results) {
   if (!why.empty()) {
     metrics::increment_counter("CompiledStepNotReplayable");
     s.last.trace_reason = why;
-    if (lazy::debug_level() >= 1)
+    if (debug_output::level() >= 1)
       std::fprintf(stderr, "[xlite] compile(fn): this trace cannot be replayed: %s\n", why.c_str());
     if (s.options.full_graph)
       throw Error("[compile] compile(fn, {.full_graph = true}): this trace cannot be replayed: " + why);

@@ -15,10 +15,13 @@
 #include "core/runtime_context.h"
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
+#include "lazy/step_program.h"
 #include "runtime/allocator.h"
 
 namespace xlite::lazy::debug_report {
 namespace {
+
+using detail::type_text;
 
 constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
 
@@ -27,14 +30,6 @@ std::string ms(int64_t ns) {
   std::snprintf(text, sizeof text, "%.3f ms", static_cast<double>(ns) * 1e-6);
   return text;
 }
-
-std::string hex(uint64_t hash) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
-std::string type_text(const ir::Instr& instr) { return std::string(dtype_name(instr.dtype)) + shape_str(instr.shape); }
 
 std::vector<const ir::Instr*> parameters_in_order(const ir::Graph& graph) {
   std::vector<const ir::Instr*> params(graph.num_parameters, nullptr);
@@ -131,6 +126,12 @@ std::string explain(const std::string& site, uint64_t hash, const ir::Graph& gra
 
 }  // namespace
 
+std::string hash_text(uint64_t hash) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 std::string human_bytes(int64_t bytes) {
   static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);
@@ -158,7 +159,9 @@ std::string difference(const ir::Graph& now, const ir::Graph& before) {
     if (a->dtype != b->dtype)
       return "input " + std::to_string(k) + " dtype " + std::string(dtype_name(a->dtype)) + " vs " +
              std::string(dtype_name(b->dtype));
-    if (a->shape != b->shape) return "input " + std::to_string(k) + " shape " + type_text(*a) + " vs " + type_text(*b);
+    if (a->shape != b->shape)
+      return "input " + std::to_string(k) + " shape " + type_text(a->dtype, a->shape) + " vs " +
+             type_text(b->dtype, b->shape);
     if (a->device != b->device)
       return "input " + std::to_string(k) + " device " + a->device.str() + " vs " + b->device.str();
   }
@@ -167,7 +170,8 @@ std::string difference(const ir::Graph& now, const ir::Graph& before) {
     const ir::Instr& b = before.instrs[i];
     if (a == b) continue;
     std::string text = "graph differs at %" + std::to_string(i) + ": " + std::string(ir::op_name(a.op)) + " " +
-                       type_text(a) + " vs " + std::string(ir::op_name(b.op)) + " " + type_text(b);
+                       type_text(a.dtype, a.shape) + " vs " + std::string(ir::op_name(b.op)) + " " +
+                       type_text(b.dtype, b.shape);
     if (a.site)
       if (auto frames = a.site->user_frames(1); !frames.empty())
         text += " (user frame " + call_site::describe(frames[0]) + ")";
@@ -194,7 +198,7 @@ std::string compilation(const char* cause, uint64_t hash, const ir::Graph& graph
 
   std::string r = "[xlite] Compilation Analysis\n";
   r += "  cause: " + std::string(cause) + "\n";
-  r += "  graph hash: " + hex(hash) + "\n";
+  r += "  graph hash: " + hash_text(hash) + "\n";
   r += "  graph: " + std::to_string(graph.num_parameters) + " inputs, " + std::to_string(graph.outputs.size()) +
        " outputs, " + std::to_string(graph.instrs.size()) + " nodes (" + std::to_string(summary.instructions) +
        " after passes)\n";
@@ -239,7 +243,7 @@ std::string compilation(const char* cause, uint64_t hash, const ir::Graph& graph
 void execution(const Execution& run) {
   std::string r = "[xlite] Execution Analysis\n";
   r += "  cause: " + std::string(run.cause) + "\n";
-  r += "  graph hash: " + hex(run.hash) + "\n";
+  r += "  graph hash: " + hash_text(run.hash) + "\n";
   r += "  run time: " + ms(run.run_ns) + "\n";
   r += "  bytes moved: " + human_bytes(run.input_bytes + run.output_bytes) + " (" + std::to_string(run.inputs) +
        " inputs " + human_bytes(run.input_bytes) + ", " + std::to_string(run.outputs) + " outputs " +

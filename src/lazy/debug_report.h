@@ -32,6 +32,9 @@ void execution(const Execution& run);
 // "graph differs at %3: mul vs add". Empty when they are equal.
 std::string difference(const ir::Graph& now, const ir::Graph& before);
 
+// A graph hash as every report, trace and saved graph prints it: 16 hex digits.
+std::string hash_text(uint64_t hash);
+
 // "1.5 MiB", "512 B".
 std::string human_bytes(int64_t bytes);
 

@@ -124,8 +124,7 @@ void save_graph(const ir::Graph& graph, uint64_t hash, SyncCause cause) {
   const std::string text = settings.save_graphs_fmt == "dot" ? compiler::fused_dot(graph) : ir::to_text(graph);
   std::FILE* file = std::fopen(settings.save_graphs.c_str(), "a");
   if (!file) throw Error("[XLITE_SAVE_GRAPHS] cannot append to " + settings.save_graphs + ": " + std::strerror(errno));
-  std::fprintf(file, "# graph %016llx (%s)\n%s\n", static_cast<unsigned long long>(hash), cause_text(cause),
-               text.c_str());
+  std::fprintf(file, "# graph %s (%s)\n%s\n", debug_report::hash_text(hash).c_str(), cause_text(cause), text.c_str());
   std::fclose(file);
 }
 
@@ -137,15 +136,9 @@ bool reported(SyncCause cause, int level) {
   return debug >= level && (cause != SyncCause::eager_op || debug >= 3);
 }
 
-std::string hex_hash(uint64_t hash) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
 // XLITE_PROFILE=trace.json: the run as a span (its kernels are spans inside it) and the device's memory after.
 void trace_execution(uint64_t hash, Device device, int64_t begin_ns, int64_t end_ns) {
-  trace::span("execute", "execute " + hex_hash(hash), begin_ns, end_ns);
+  trace::span("execute", "execute " + debug_report::hash_text(hash), begin_ns, end_ns);
   trace::counter("memory in use " + device.str(), runtime::allocator(device).info().bytes_used, end_ns);
 }
 
@@ -192,7 +185,7 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
   }
   const int64_t compile_ns = now_ns() - start;
   (cause == SyncCause::eager_op ? m.eager_compile_time : m.compile_time).add_sample(static_cast<double>(compile_ns));
-  if (trace::enabled()) trace::span("compile", "compile " + hex_hash(hash), start, start + compile_ns);
+  if (trace::enabled()) trace::span("compile", "compile " + debug_report::hash_text(hash), start, start + compile_ns);
   m.uncached.increment();
   m.uncached_by[static_cast<int>(cause)].increment();
   cache.insert(hash, graph, exe);
@@ -205,8 +198,6 @@ std::shared_ptr<runtime::Executable> find_or_compile(PendingGraph& walked, uint6
 }  // namespace
 
 bool eager() { return eager_flag; }
-
-int debug_level() { return debug_output::level(); }
 
 void add_tracing_time(double nanoseconds) { sync_state().pending_tracing_ns += static_cast<int64_t>(nanoseconds); }
 

@@ -45,10 +45,6 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
 
 bool eager();
 
-// XLITE_DEBUG_LEVEL (lazy/debug_report.h): from 1, every new compilation is reported (and why a compiled
-// step traced instead of replaying); from 2, every execution.
-int debug_level();
-
 // Time spent building IR since the last sync is reported as TracingTime with the next sync.
 void add_tracing_time(double nanoseconds);
 
