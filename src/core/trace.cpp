@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/environment.h"
 #include "core/runtime_context.h"
 

@@ -6,8 +6,6 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/clock.h"
-
 namespace xlite::trace {
 
 bool read_enabled();
@@ -20,23 +18,5 @@ inline bool enabled() {
 // the same thread is drawn under it.
 void span(std::string_view category, std::string_view name, int64_t begin_ns, int64_t end_ns);
 void counter(std::string_view name, int64_t value, int64_t at_ns);
-
-// A span from construction to destruction, when tracing.
-class Scope {
- public:
-  Scope(const char* category, std::string_view name) : category_(category), name_(name) {
-    if (enabled()) begin_ = now_ns();
-  }
-  ~Scope() {
-    if (enabled()) span(category_, name_, begin_, now_ns());
-  }
-  Scope(const Scope&) = delete;
-  Scope& operator=(const Scope&) = delete;
-
- private:
-  const char* category_;
-  std::string_view name_;
-  int64_t begin_ = 0;
-};
 
 }  // namespace xlite::trace

@@ -8,7 +8,6 @@
 #include "core/call_site.h"
 #include "core/clock.h"
 #include "core/debug_output.h"
-#include "core/environment.h"
 #include "core/runtime_context.h"
 #include "ir/op_attrs.h"
 
