@@ -27,26 +27,35 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# Debian 12 has no package for Python's safetensors: it goes into a project-local virtual environment,
-# .venv/, made from Debian's interpreter with --system-site-packages so that it sees Debian's torch and
-# numpy. CMake finds .venv/bin/python at configure time. The pinned version is the newest whose torch
-# loader works with torch 1.13 (checked by the interop test itself).
+# Debian 12 has no package for Python's safetensors or JAX: they go into a project-local virtual
+# environment, .venv/, made from Debian's interpreter with --system-site-packages so that it sees Debian's
+# torch and numpy. CMake finds .venv/bin/python at configure time.
+# - safetensors: the newest whose torch loader works with torch 1.13 (checked by the interop test itself).
+# - jax and jaxlib: the stablehlo_xla test compiles xlite's StableHLO export with XLA's CPU client from
+#   jaxlib. 0.4.35 is the newest that runs on Debian's numpy; numpy is pinned to the version Debian
+#   installed, so that pip never replaces the numpy that Debian's torch was built against. Their other
+#   requirements are pinned too, for a reproducible set.
 safetensors_version=0.8.0
+jax_version=0.4.35
+python_pins=("safetensors==$safetensors_version" "jax==$jax_version" "jaxlib==$jax_version" "ml_dtypes==0.5.4"
+             "opt_einsum==3.4.0" "scipy==1.15.3")
 venv="$root/.venv"
 venv_ok() {
-  "$venv/bin/python" - "$safetensors_version" 2>/dev/null <<'PY'
+  "$venv/bin/python" - "$safetensors_version" "$jax_version" 2>/dev/null <<'PY'
 import importlib.util, sys
-import safetensors
-sys.exit(safetensors.__version__ != sys.argv[1] or
-         any(importlib.util.find_spec(m) is None for m in ("numpy", "torch")))
+import jax, jaxlib, safetensors
+sys.exit(safetensors.__version__ != sys.argv[1] or jax.__version__ != sys.argv[2] or
+         jaxlib.__version__ != sys.argv[2] or
+         any(importlib.util.find_spec(m) is None for m in ("numpy", "torch", "ml_dtypes")))
 PY
 }
 if ! venv_ok; then
-  echo "install-deps: installing safetensors $safetensors_version into $venv"
+  echo "install-deps: installing ${python_pins[*]} into $venv"
   # --clear: a leftover .venv made some other way (another interpreter, no system site packages) is redone.
   if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import numpy, torch" 2>/dev/null; then
     /usr/bin/python3 -m venv --clear --system-site-packages "$venv"
   fi
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "safetensors==$safetensors_version"
-  venv_ok || { echo "install-deps: $venv does not provide safetensors $safetensors_version, numpy and torch" >&2; exit 1; }
+  numpy_version=$(/usr/bin/python3 -c "import numpy; print(numpy.__version__)")
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "numpy==$numpy_version" "${python_pins[@]}"
+  venv_ok || { echo "install-deps: $venv does not provide ${python_pins[*]}, numpy and torch" >&2; exit 1; }
 fi

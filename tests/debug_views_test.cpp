@@ -98,13 +98,36 @@ TEST(DebugViews, MetricsReportHasRatesAndPercentilesAndAShortForm) {
   EXPECT_EQ(brief.find("CreateTensor"), std::string::npos) << brief;
 }
 
-// Run by ctest with XLITE_SAVE_GRAPHS set to a fresh file (and XLITE_SAVE_GRAPHS_FMT to text or dot).
+// The module's signature is the graph's: its inputs in parameter order, the tensors' values out. That XLA
+// runs it and agrees with xlite is tests/python/stablehlo_xla.py's job (ctest stablehlo_xla).
+TEST(DebugViews, StablehloTakesTheInputsAndReturnsTheTensors) {
+  xl::Tensor x = xl::tensor(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  xl::Tensor w = xl::tensor(std::vector<float>{1, 0, 0, 1, 1, 1}, {3, 2});
+  xl::Tensor h = xl::relu(xl::matmul(x, w));
+  xl::Tensor total = xl::sum(h, {1});
+  const std::string module = xl::debug::stablehlo({total, h});
+  EXPECT_EQ(module.rfind("module @xlite {\n  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3x2xf32>) -> "
+                         "(tensor<2xf32>, tensor<2x2xf32>) {\n",
+                         0),
+            0u)
+      << module;
+  EXPECT_EQ(Occurrences(module, "\"stablehlo.dot_general\"(%arg0, %arg1)"), 1) << module;
+  EXPECT_EQ(Occurrences(module, "\"stablehlo.reduce\""), 1) << module;
+  EXPECT_EQ(Occurrences(module, "\"func.return\""), 1) << module;
+  // Each IR instruction's text line is a comment above its ops.
+  EXPECT_EQ(Occurrences(module, "    // %2 = dot(%0, %1) : f32[2,2]\n"), 1) << module;
+  EXPECT_EQ(xl::debug::stablehlo({total, h}), module);  // exporting does not sync or change the graph
+  EXPECT_THROW(xl::debug::stablehlo({xl::Tensor()}), xl::Error);
+}
+
+// Run by ctest with XLITE_SAVE_GRAPHS set to a fresh file (and XLITE_SAVE_GRAPHS_FMT to text, dot or
+// stablehlo).
 TEST(DebugViews, SavedGraphsAreAppendedPerSync) {
   const char* path = std::getenv("XLITE_SAVE_GRAPHS");
   if (!path) GTEST_SKIP() << "run with XLITE_SAVE_GRAPHS=FILE";
   std::remove(path);
   const char* fmt = std::getenv("XLITE_SAVE_GRAPHS_FMT");
-  const bool dot = fmt && std::string(fmt) == "dot";
+  const std::string format = fmt ? fmt : "text";
   xl::Tensor a = xl::tensor(std::vector<float>{1, 2, 3});
   xl::Tensor b = xl::exp(a) * 2.0;
   xl::sync();
@@ -114,14 +137,20 @@ TEST(DebugViews, SavedGraphsAreAppendedPerSync) {
   std::stringstream saved;
   saved << in.rdbuf();
   const std::string text = saved.str();
-  ASSERT_EQ(Occurrences(text, "# graph "), 2) << text;
+  // Each header is a comment of the format: '#' in text IR and dot, '//' in MLIR.
+  const std::string header = format == "stablehlo" ? "// graph " : "# graph ";
+  ASSERT_EQ(Occurrences(text, header), 2) << text;
   EXPECT_NE(text.find("(user sync)"), std::string::npos) << text;
   EXPECT_NE(text.find("(value read"), std::string::npos) << text;
-  if (dot) {
+  if (format == "dot") {
     EXPECT_EQ(Occurrences(text, "digraph xlite {"), 2) << text;
+  } else if (format == "stablehlo") {
+    EXPECT_EQ(Occurrences(text, "module @xlite {"), 2) << text;
+    EXPECT_EQ(Occurrences(text, "\"stablehlo.exponential\""), 1) << text;
+    EXPECT_EQ(Occurrences(text, "\"stablehlo.reduce\""), 1) << text;
   } else {
     // Each saved graph parses back.
-    const size_t second = text.find("# graph ", 1);
+    const size_t second = text.find(header, 1);
     EXPECT_NO_THROW(xl::ir::parse_graph(text.substr(0, second)));
     EXPECT_NO_THROW(xl::ir::parse_graph(text.substr(second)));
   }

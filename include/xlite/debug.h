@@ -17,6 +17,10 @@ std::string optimized_text(const std::vector<Tensor>& tensors);
 // The optimized graph as Graphviz text (render with `dot -Tsvg`): each fused region is a cluster labelled
 // with its kind (loop, reduce, matmul, conv2d, reference, transfer), parameters are ellipses.
 std::string graph_dot(const std::vector<Tensor>& tensors);
+// The pending graph as a StableHLO module (MLIR text) that XLA loads and runs: `@main` takes the graph's
+// inputs (the tensors it reads, in the order graph_text numbers its parameters) and returns these tensors'
+// values. Ops keep xlite's semantics; random draws use XLA's generator instead of xlite's.
+std::string stablehlo(const std::vector<Tensor>& tensors);
 // The structural hash of that graph: equal for the same ops, shapes and dtypes whatever the data.
 uint64_t graph_hash(const std::vector<Tensor>& tensors);
 

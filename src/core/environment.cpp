@@ -105,8 +105,9 @@ Loaded load() {
     }
     if (const char* v = std::getenv("XLITE_SAVE_GRAPHS"); v && *v) s.save_graphs = v;
     if (const char* v = std::getenv("XLITE_SAVE_GRAPHS_FMT"); v && *v) {
-      if (std::string_view(v) != "text" && std::string_view(v) != "dot")
-        bad("XLITE_SAVE_GRAPHS_FMT", v, "a graph format (text or dot)");
+      const std::string_view format = v;
+      if (format != "text" && format != "dot" && format != "stablehlo")
+        bad("XLITE_SAVE_GRAPHS_FMT", v, "a graph format (text, dot or stablehlo)");
       s.save_graphs_fmt = v;
     }
     if (const char* v = std::getenv("XLITE_NUM_CPU_DEVICES"); v && *v) {

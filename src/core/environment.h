@@ -25,7 +25,7 @@ struct Settings {
   bool cache_readonly = false;                 // XLITE_CACHE_READONLY: 0 or 1
   int64_t cache_max_bytes = int64_t{1} << 30;  // XLITE_CACHE_MAX_BYTES: bytes, > 0
   std::string save_graphs;                     // XLITE_SAVE_GRAPHS: a file every synced graph is appended to
-  std::string save_graphs_fmt = "text";        // XLITE_SAVE_GRAPHS_FMT: text (as traced) or dot (optimized, fused)
+  std::string save_graphs_fmt = "text";  // XLITE_SAVE_GRAPHS_FMT: text (as traced), dot (optimized, fused), stablehlo
 };
 
 const Settings& settings();

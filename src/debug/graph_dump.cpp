@@ -3,6 +3,7 @@
 #include "compiler/graph_dot.h"
 #include "compiler/optimize.h"
 #include "ir/graph.h"
+#include "ir/stablehlo.h"
 #include "lazy/graph_builder.h"
 #include "lazy/sync.h"
 #include "xlite/debug.h"
@@ -26,6 +27,8 @@ std::string optimized_text(const std::vector<Tensor>& tensors) {
   const ir::Graph graph = compiler::optimize(pending_graph(tensors).graph);
   return ir::to_text(graph) + "fusion:\n" + compiler::describe(compiler::plan_fusion(graph));
 }
+
+std::string stablehlo(const std::vector<Tensor>& tensors) { return ir::to_stablehlo(pending_graph(tensors).graph); }
 
 std::string graph_dot(const std::vector<Tensor>& tensors) { return compiler::fused_dot(pending_graph(tensors).graph); }
 uint64_t graph_hash(const std::vector<Tensor>& tensors) { return pending_graph(tensors).graph.hash(); }

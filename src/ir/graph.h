@@ -58,6 +58,8 @@ uint64_t hash_graph_end(uint64_t h, std::span<const int32_t> outputs);
 //   %2 = transfer(%1) : f32[2] @cpu:1
 //   return %2
 std::string to_text(const Graph& graph);
+// One line of that form, instruction i, without the newline.
+std::string instr_text(const Graph& graph, size_t i);
 // Parses the text form; throws xlite::Error with the line number on malformed input. The result is verified.
 // Besides %N (which must number instructions in order), a value may be named: `%x = parameter(...)`, then
 // `%x` as an operand or output. '#' starts a comment to the end of the line.

@@ -237,23 +237,25 @@ void parse_instr(Cursor& c, Graph& graph, ValueNames& names) {
 
 }  // namespace
 
+std::string instr_text(const Graph& graph, size_t i) {
+  const Instr& instr = graph.instrs[i];
+  std::string out = "%" + std::to_string(i) + " = " + std::string(op_name(instr.op)) + "(";
+  bool first = true;
+  for (int32_t o : instr.operands) {
+    out += (first ? "%" : ", %") + std::to_string(o);
+    first = false;
+  }
+  for (const auto& [key, value] : instr.attrs.items()) {
+    out += (first ? "" : ", ") + format_attr(key, value);
+    first = false;
+  }
+  out += ") : " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape);
+  return instr.device == Device{} ? out : out + " @" + instr.device.str();
+}
+
 std::string to_text(const Graph& graph) {
   std::string out;
-  for (size_t i = 0; i < graph.instrs.size(); ++i) {
-    const Instr& instr = graph.instrs[i];
-    out += "%" + std::to_string(i) + " = " + std::string(op_name(instr.op)) + "(";
-    bool first = true;
-    for (int32_t o : instr.operands) {
-      out += (first ? "%" : ", %") + std::to_string(o);
-      first = false;
-    }
-    for (const auto& [key, value] : instr.attrs.items()) {
-      out += (first ? "" : ", ") + format_attr(key, value);
-      first = false;
-    }
-    out += ") : " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape);
-    out += instr.device == Device{} ? "\n" : " @" + instr.device.str() + "\n";
-  }
+  for (size_t i = 0; i < graph.instrs.size(); ++i) out += instr_text(graph, i) + "\n";
   out += "return";
   for (size_t i = 0; i < graph.outputs.size(); ++i) out += (i ? ", %" : " %") + std::to_string(graph.outputs[i]);
   return out + "\n";

@@ -23,6 +23,7 @@
 #include "lazy/graph_builder.h"
 #include "runtime/allocator.h"
 #include "ir/graph.h"
+#include "ir/stablehlo.h"
 #include "xlite/debug.h"
 #include "xlite/error.h"
 #include "xlite/lazy.h"
@@ -116,15 +117,20 @@ std::vector<runtime::Donation> find_donations(std::span<TensorImpl* const> roots
   return donations;
 }
 
-// XLITE_SAVE_GRAPHS: every synced graph appended to one file, as traced (text) or optimized and fused (dot),
-// like PyTorch/XLA's XLA_SAVE_TENSORS_FILE.
+// XLITE_SAVE_GRAPHS: every synced graph appended to one file, as traced (text), optimized and fused (dot) or
+// as a StableHLO module, like PyTorch/XLA's XLA_SAVE_TENSORS_FILE.
 void save_graph(const ir::Graph& graph, uint64_t hash, SyncCause cause) {
   const env::Settings& settings = env::settings();
+  const std::string& format = settings.save_graphs_fmt;
   // Drawn before the file is opened, so that a throw cannot leave it open.
-  const std::string text = settings.save_graphs_fmt == "dot" ? compiler::fused_dot(graph) : ir::to_text(graph);
+  const std::string text = format == "dot"         ? compiler::fused_dot(graph)
+                           : format == "stablehlo" ? ir::to_stablehlo(graph)
+                                                   : ir::to_text(graph);
   std::FILE* file = std::fopen(settings.save_graphs.c_str(), "a");
   if (!file) throw Error("[XLITE_SAVE_GRAPHS] cannot append to " + settings.save_graphs + ": " + std::strerror(errno));
-  std::fprintf(file, "# graph %s (%s)\n%s\n", debug_report::hash_text(hash).c_str(), cause_text(cause), text.c_str());
+  // Each format's own comment, so that a tool reading one graph out of the file skips the header.
+  std::fprintf(file, "%s graph %s (%s)\n%s\n", format == "stablehlo" ? "//" : "#",
+               debug_report::hash_text(hash).c_str(), cause_text(cause), text.c_str());
   std::fclose(file);
 }
 
