@@ -15,6 +15,7 @@
 #include "core/debug_output.h"
 #include "ir/graph.h"
 #include "lazy/debug_report.h"
+#include "lazy/debug_warnings.h"
 #include "test_support.h"
 
 namespace xl = xlite;
@@ -225,4 +226,50 @@ TEST(DebugAnalysis, ShapesThatKeepChangingWarnNamingTheInput) {
   EXPECT_NE(out.find(input + " (ScaleAtOneSite"), std::string::npos) << out;
   EXPECT_NE(out.find("took 8 or more shapes: [4,200] [4,201]"), std::string::npos) << out;
   EXPECT_NE(out.find("Pad or bucket these shapes"), std::string::npos) << out;
+}
+
+// The time warnings' thresholds, on made-up windows of syncs after the warm-up.
+TEST(DebugWarnings, CompileTimeDominatesWhenCompilingTakesMostOfTheWindow) {
+  namespace w = xl::lazy::debug_warnings;
+  constexpr int64_t kMs = 1000000;
+  const w::Window compiling{20, 20, 1000 * kMs, 100 * kMs, 600 * kMs, 200 * kMs};
+  EXPECT_EQ(w::compile_time_warning(compiling),
+            "CompileTime dominates: after the first 10 syncs, compiling took 600 ms of 1000 ms (20 compiles in 20 "
+            "syncs).");
+  EXPECT_EQ(w::tracing_time_warning(compiling), "");
+  EXPECT_EQ(w::compile_time_warning({20, 2, 1000 * kMs, 100 * kMs, 500 * kMs, 200 * kMs}), "");  // half is not more
+}
+
+TEST(DebugWarnings, TracingTimeDominatesWhenTheHostBuildsGraphsSlowerThanTheyRun) {
+  namespace w = xl::lazy::debug_warnings;
+  constexpr int64_t kMs = 1000000;
+  const w::Window tracing{20, 0, 1000 * kMs, 700 * kMs, 0, 100 * kMs};
+  EXPECT_EQ(w::tracing_time_warning(tracing),
+            "TracingTime dominates: after the first 10 syncs, building graphs on the host took 700 ms of 1000 ms, "
+            "running them 100 ms (20 syncs). The steps wait on tracing: xlite::compile(fn) traces a step once and "
+            "replays it.");
+  EXPECT_EQ(w::compile_time_warning(tracing), "");
+  // Running takes more than half as long as tracing: the host keeps up well enough.
+  EXPECT_EQ(w::tracing_time_warning({20, 0, 1000 * kMs, 600 * kMs, 0, 350 * kMs}), "");
+  // Tracing is not most of the time (the rest is the program's own work).
+  EXPECT_EQ(w::tracing_time_warning({20, 0, 1000 * kMs, 400 * kMs, 0, 10 * kMs}), "");
+  EXPECT_EQ(w::tracing_time_warning({}), "");
+}
+
+// Run by ctest (debug_warning_tracing) in a process of its own with XLITE_DEBUG_LEVEL=1: a loop that traces
+// hundreds of ops on a two-element tensor each step spends its time on the host, not running the program.
+TEST(DebugWarnings, ATracingBoundLoopWarnsOnce) {
+  DebugFile file;
+  REQUIRE_DEBUG_FILE(file);
+  xl::Tensor x = xl::ones({2});
+  xl::sync({x});
+  for (int step = 0; step < 40; ++step) {
+    xl::Tensor y = x;
+    for (int i = 0; i < 300; ++i) y = y * 1.0001 + 0.0001;
+    xl::sync({y});
+  }
+  const std::string out = file.added();
+  EXPECT_EQ(Occurrences(out, "[xlite] warning: TracingTime dominates: after the first 10 syncs, "), 1) << out;
+  EXPECT_NE(out.find("xlite::compile(fn) traces a step once"), std::string::npos) << out;
+  EXPECT_EQ(Occurrences(out, "CompileTime"), 0) << out;  // one graph, compiled once
 }

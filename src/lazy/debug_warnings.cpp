@@ -20,13 +20,12 @@ constexpr size_t kShapesKept = 8;    // per input, enough to show that it keeps 
 struct Tracker final : RuntimeState {
   std::mutex mutex;
   int64_t syncs = 0, compiles = 0, recompiles = 0, value_reads = 0;
-  int64_t compile_ns = 0;
-  // From the kFirstCheck-th sync on: when it ran, and the compile time until then (warm-up compiles).
-  int64_t window_start_ns = 0, compile_ns_before_window = 0;
-  std::set<std::string> sites;                                              // call sites that compiled
-  std::map<std::string, int64_t> reads_at;                                  // user line -> value reads
+  int64_t compile_ns = 0, tracing_ns = 0, execute_ns = 0;
+  Window before_window;                     // the totals at the kFirstCheck-th sync (the warm-up), elapsed_ns its time
+  std::set<std::string> sites;              // call sites that compiled
+  std::map<std::string, int64_t> reads_at;  // user line -> value reads
   std::map<std::pair<std::string, int64_t>, std::set<std::string>> shapes;  // (site, input) -> shapes seen
-  bool warned_compiles = false, warned_reads = false, warned_compile_time = false;
+  bool warned_compiles = false, warned_reads = false, warned_compile_time = false, warned_tracing_time = false;
   std::string describe() const override {
     return std::to_string(syncs) + " syncs, " + std::to_string(compiles) + " compiles, " + std::to_string(value_reads) +
            " value reads";
@@ -70,19 +69,22 @@ void check(Tracker& t) {
               : ", " + std::to_string(most->second) + " of them at " + most->first + ".") +
          " Read values after the loop, or keep them as tensors.");
   }
-  if (t.syncs == kFirstCheck) {
-    t.window_start_ns = now_ns();
-    t.compile_ns_before_window = t.compile_ns;
-  }
-  const int64_t elapsed = now_ns() - t.window_start_ns;
-  const int64_t compiling = t.compile_ns - t.compile_ns_before_window;
-  if (!t.warned_compile_time && t.syncs >= 3 * kFirstCheck && elapsed > 0 && 2 * compiling > elapsed) {
-    t.warned_compile_time = true;
-    warn("CompileTime dominates: after the first " + std::to_string(kFirstCheck) + " syncs, compiling took " +
-         std::to_string(compiling / 1000000) + " ms of " + std::to_string(elapsed / 1000000) + " ms (" +
-         std::to_string(t.compiles) + " compiles in " + std::to_string(t.syncs) + " syncs).");
+  const Window totals{t.syncs, t.compiles, now_ns(), t.tracing_ns, t.compile_ns, t.execute_ns};
+  if (t.syncs == kFirstCheck) t.before_window = totals;
+  if (t.syncs < 3 * kFirstCheck) return;
+  const Window& b = t.before_window;
+  const Window window{totals.syncs - b.syncs,           totals.compiles - b.compiles,
+                      totals.elapsed_ns - b.elapsed_ns, totals.tracing_ns - b.tracing_ns,
+                      totals.compile_ns - b.compile_ns, totals.execute_ns - b.execute_ns};
+  for (auto [warned, text] : {std::pair{&t.warned_compile_time, compile_time_warning(window)},
+                              std::pair{&t.warned_tracing_time, tracing_time_warning(window)}}) {
+    if (*warned || text.empty()) continue;
+    *warned = true;
+    warn(text);
   }
 }
+
+std::string ms(int64_t ns) { return std::to_string(ns / 1000000) + " ms"; }
 
 }  // namespace
 
@@ -99,7 +101,22 @@ void note_compiled(const std::string& site, const ir::Graph& graph, int64_t comp
   }
 }
 
-void note_sync(bool value_read) {
+std::string compile_time_warning(const Window& w) {
+  if (w.elapsed_ns <= 0 || 2 * w.compile_ns <= w.elapsed_ns) return "";
+  return "CompileTime dominates: after the first " + std::to_string(kFirstCheck) + " syncs, compiling took " +
+         ms(w.compile_ns) + " of " + ms(w.elapsed_ns) + " (" + std::to_string(w.compiles) + " compiles in " +
+         std::to_string(w.syncs) + " syncs).";
+}
+
+std::string tracing_time_warning(const Window& w) {
+  if (w.elapsed_ns <= 0 || 2 * w.tracing_ns <= w.elapsed_ns || w.tracing_ns <= 2 * w.execute_ns) return "";
+  return "TracingTime dominates: after the first " + std::to_string(kFirstCheck) +
+         " syncs, building graphs on the host took " + ms(w.tracing_ns) + " of " + ms(w.elapsed_ns) +
+         ", running them " + ms(w.execute_ns) + " (" + std::to_string(w.syncs) +
+         " syncs). The steps wait on tracing: xlite::compile(fn) traces a step once and replays it.";
+}
+
+void note_sync(bool value_read, int64_t tracing_ns, int64_t execute_ns) {
   std::string where;
   if (value_read) {
     const auto frames = call_site::Stack::capture().user_frames(1);
@@ -108,6 +125,8 @@ void note_sync(bool value_read) {
   Tracker& t = tracker();
   std::lock_guard lock(t.mutex);
   ++t.syncs;
+  t.tracing_ns += tracing_ns;
+  t.execute_ns += execute_ns;
   if (value_read) {
     ++t.value_reads;
     ++t.reads_at[where];

@@ -158,14 +158,15 @@ int64_t total_bytes(std::span<const BufferPtr> buffers) {
 }
 
 // A program run, for XLITE_PROFILE's trace and XLITE_DEBUG's reports and warnings.
-[[gnu::noinline]] void observe_run(SyncCause cause, uint64_t hash, Device device, int64_t start, int64_t run_ns,
-                                   std::span<const BufferPtr> arguments, std::span<const BufferPtr> results) {
+[[gnu::noinline]] void observe_run(SyncCause cause, uint64_t hash, Device device, int64_t traced_ns, int64_t start,
+                                   int64_t run_ns, std::span<const BufferPtr> arguments,
+                                   std::span<const BufferPtr> results) {
   if (trace::enabled()) trace_execution(hash, device, start, start + run_ns);
   if (reported(cause, 2))
     debug_report::execution({cause_text(cause), hash, static_cast<int64_t>(arguments.size()), total_bytes(arguments),
                              static_cast<int64_t>(results.size()), total_bytes(results), run_ns});
   if (cause != SyncCause::eager_op && debug_output::level() >= 1)
-    debug_warnings::note_sync(cause == SyncCause::value_read);
+    debug_warnings::note_sync(cause == SyncCause::value_read, traced_ns, run_ns);
 }
 
 // The compiled program for the walked graph: from the cache, or compiled and cached.
@@ -236,9 +237,11 @@ namespace {
   } release{s, tracing ? cause_text(cause) : nullptr, sync_begin};
   // An eager op traces nothing (OpScope times no eager op), so its sync leaves earlier tracing time for the
   // next lazy sync and spends no atomic exchange.
-  if (!is_eager)
-    if (int64_t traced = state.pending_tracing_ns.exchange(0); traced > 0)
-      m.tracing_time.add_sample(static_cast<double>(traced));
+  int64_t traced_ns = 0;
+  if (!is_eager) {
+    traced_ns = state.pending_tracing_ns.exchange(0);
+    if (traced_ns > 0) m.tracing_time.add_sample(static_cast<double>(traced_ns));
+  }
 
   PendingGraph& walked = s.graph;
   walked.walk(std::move(s.roots));
@@ -254,7 +257,7 @@ namespace {
   const double run_ns = elapsed_ns(start);
   (is_eager ? m.eager_execute_time : m.execute_time).add_sample(run_ns);
   if (observed) [[unlikely]]
-    observe_run(cause, hash, device, start, static_cast<int64_t>(run_ns), walked.arguments(), results);
+    observe_run(cause, hash, device, traced_ns, start, static_cast<int64_t>(run_ns), walked.arguments(), results);
   m.execute.increment();
   if (is_eager) m.eager_execute.increment();
 
@@ -389,7 +392,8 @@ std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash,
     debug_report::execution({"replayed compile(fn) step", hash, static_cast<int64_t>(arguments.size()),
                              total_bytes(arguments), static_cast<int64_t>(results.size()), total_bytes(results),
                              static_cast<int64_t>(run_ns)});
-  if (debug_output::level() >= 1) debug_warnings::note_sync(false);
+  // A replayed step traces nothing.
+  if (debug_output::level() >= 1) debug_warnings::note_sync(false, 0, static_cast<int64_t>(run_ns));
   sync_metrics().execute.increment();
   sync_state().last = LastSync{SyncCause::compiled_step,
                                true,
