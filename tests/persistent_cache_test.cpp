@@ -1,9 +1,13 @@
 // The persistent compilation cache (xlite/cache.h), across processes: ctest runs these tests in processes of
 // their own with XLITE_CACHE_DIR and XLITE_TEST_CACHE_PHASE set (persistent_cache_*, in order: cold fills the
 // folder, warm loads every kernel from it, corrupt damages the entries, readonly must not write, bounded keeps
-// a small folder small). Without XLITE_CACHE_DIR they skip.
+// a small folder small, concurrent has processes write one folder at once). Without XLITE_CACHE_DIR they
+// skip.
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +16,8 @@
 #include <thread>
 #include <vector>
 #include <xlite/xlite.h>
+
+extern char** environ;
 
 namespace xl = xlite;
 namespace fs = std::filesystem;
@@ -128,6 +134,70 @@ TEST(PersistentCache, TheFolderStaysWithinItsBound) {
   EXPECT_GT(Counter("PersistentCacheWrite"), FolderNow().entries);  // some were evicted
   EXPECT_LE(FolderNow().bytes, bound);
   EXPECT_GT(FolderNow().entries, 0);
+}
+
+namespace {
+constexpr int kWriters = 4;
+const int64_t kWriterWidths[] = {33, 40, 41, 42};
+
+// Starts this test binary running only `test`, with XLITE_TEST_CACHE_PHASE set to `phase`.
+pid_t SpawnSelf(const std::string& test, const std::string& phase) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("XLITE_TEST_CACHE_PHASE=", 0) != 0) env.emplace_back(*e);
+  env.push_back("XLITE_TEST_CACHE_PHASE=" + phase);
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string exe = fs::read_symlink("/proc/self/exe").string(), filter = "--gtest_filter=" + test;
+  char* argv[] = {exe.data(), filter.data(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()) != 0) return -1;
+  return pid;
+}
+
+// Beside the cache folder, which does not exist before the first compile.
+std::string GoFile() {
+  return (fs::path(std::getenv("XLITE_CACHE_DIR")).parent_path() / "xlite_cache_writers_go").string();
+}
+}  // namespace
+
+// Processes that compile the same kernels at the same moment into one folder: each entry is written to a
+// file of its own and renamed into place, so that a reader sees a whole entry or none, never a torn one.
+TEST(PersistentCache, ProcessesWritingAtOnceLeaveWholeEntries) {
+  if (Phase() != "concurrent") GTEST_SKIP() << "run by ctest (persistent_cache_concurrent)";
+  std::remove(GoFile().c_str());
+  std::vector<pid_t> writers;
+  for (int w = 0; w < kWriters; ++w) writers.push_back(SpawnSelf("PersistentCache.AWriterProcess", "writer"));
+  ASSERT_TRUE(std::ofstream(GoFile()) << "go");  // the writers start compiling together
+  for (pid_t pid : writers) {
+    ASSERT_GT(pid, 0) << "could not start a writer process";
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer process failed: status " << status;
+  }
+  std::remove(GoFile().c_str());
+  // This process compiled nothing yet: every kernel must load from what the writers left.
+  for (int64_t width : kWriterWidths) RunModelAndCheck(width);
+  EXPECT_GT(Counter("PersistentCacheHit"), 0);
+  EXPECT_EQ(Counter("PersistentCacheMiss"), 0);
+  EXPECT_EQ(Counter("PersistentCacheBadEntry"), 0);
+  for (const auto& item : fs::directory_iterator(std::getenv("XLITE_CACHE_DIR")))
+    EXPECT_EQ(item.path().extension(), ".xpc") << "a temporary file was left: " << item.path();
+}
+
+// One of the writers above (phase "writer"): waits for the go file, then compiles every width, its threads
+// racing each other as well as the other processes.
+TEST(PersistentCache, AWriterProcess) {
+  if (Phase() != "writer") GTEST_SKIP() << "started by PersistentCache.ProcessesWritingAtOnceLeaveWholeEntries";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(GoFile()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(fs::exists(GoFile())) << "no go file " << GoFile();
+  std::vector<std::thread> threads;
+  for (int64_t width : kWriterWidths) threads.emplace_back([width] { RunModelAndCheck(width); });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(Counter("PersistentCacheBadEntry"), 0);
 }
 
 TEST(PersistentCache, ABadFolderIsRefused) {
