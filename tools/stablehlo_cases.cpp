@@ -148,7 +148,7 @@ void write_api_cases(const std::string& dir) {
                                sign(x) * abs(i),
                                round(x) + floor(y) + ceil(y),
                                (x < y) ^ (i >= 0),
-                               !(x != y) | (i == j),
+                               logical_or(!(x != y), i == j),
                                x.to(DType::u8),
                                (-abs(x)).to(DType::i32),
                                isnan(special) | isinf(special),
