@@ -3,7 +3,7 @@
 # a layer above (or beside) fails to build: "fatal error: autograd/vjp.h: No such file or directory".
 # LLVM's and oneDNN's headers are seen only by the code-generating backend layers (EXTERNAL).
 #
-#   xlite_layer(NAME FOLDERS folder... [SOURCES file...] [BELOW layer...] [EXTERNAL])
+#   xlite_layer(NAME FOLDERS folder... [SOURCES file...] [BELOW layer...] [EXTERNAL] [OPENMP])
 #
 # FOLDERS are the layer's folders under src/ (their *.cpp are its sources unless SOURCES lists them);
 # BELOW are the layers it may include, directly (the views add what those may include).
@@ -11,7 +11,7 @@ set(XLITE_LAYER_VIEWS ${CMAKE_CURRENT_BINARY_DIR}/layer_views)
 set(XLITE_LAYERS)
 
 function(xlite_layer name)
-  cmake_parse_arguments(L "EXTERNAL" "" "FOLDERS;SOURCES;BELOW" ${ARGN})
+  cmake_parse_arguments(L "EXTERNAL;OPENMP" "" "FOLDERS;SOURCES;BELOW" ${ARGN})
   set(folders ${L_FOLDERS})
   foreach(below ${L_BELOW})
     if(NOT DEFINED XLITE_LAYER_FOLDERS_${below})
@@ -46,6 +46,9 @@ function(xlite_layer name)
   foreach(below ${L_BELOW})
     target_link_libraries(xlite_${name} PRIVATE xlite_${below})
   endforeach()
+  if(L_OPENMP)
+    target_link_libraries(xlite_${name} PRIVATE OpenMP::OpenMP_CXX)
+  endif()
   if(L_EXTERNAL)
     target_include_directories(xlite_${name} SYSTEM PRIVATE ${LLVM_INCLUDE_DIRS} ${DNNL_INCLUDE_DIR})
     target_compile_definitions(xlite_${name} PRIVATE ${LLVM_DEFINITIONS})
@@ -59,7 +62,8 @@ xlite_layer(core FOLDERS core)
 xlite_layer(ir FOLDERS ir BELOW core)
 xlite_layer(passes FOLDERS passes BELOW ir)
 xlite_layer(tensor FOLDERS tensor BELOW ir)
-xlite_layer(runtime FOLDERS runtime BELOW ir)
+# The runtime runs custom kernels on its OpenMP threads (runtime/custom_call.cpp).
+xlite_layer(runtime FOLDERS runtime BELOW ir OPENMP)
 xlite_layer(reference FOLDERS backends/reference BELOW passes runtime)
 xlite_layer(compiler FOLDERS compiler BELOW reference)
 xlite_layer(codegen FOLDERS backends/codegen BELOW ir EXTERNAL)

@@ -14,9 +14,11 @@
 
 #include "compiler/cache.h"
 #include "core/elements.h"
+#include "ir/kernel_registry.h"
 #include "ir/node.h"
 #include "ir/op_attrs.h"
 #include "runtime/allocator.h"
+#include "testing/test_kernels.h"
 #include "xlite/error.h"
 
 namespace xlite::testing {
@@ -40,6 +42,9 @@ struct Info {
   bool special = false;
   // |finite element| <= bound. Integers: capped at the range of their type once they may wrap.
   double bound = 0;
+  // The packed outputs of a custom call with several: read only by its custom_output instructions (its
+  // padding bytes are never written).
+  bool opaque = false;
 };
 
 // What a caller needs of an operand: exact, and/or clean (no NaN/inf, not a tainted 16-bit value).
@@ -265,13 +270,14 @@ class Generator {
   }
 
   // An existing value accepted by pred, often a recent one; -1 if there is none.
-  // Values a transfer left on another device are read only by the step that made them (step_transfer).
-  bool on_cpu0(int32_t v) const { return g_.instrs[v].device == Device{}; }
+  // Values a transfer left on another device are read only by the step that made them (step_transfer), and
+  // packed custom-call outputs only by their custom_output instructions (step_custom_call).
+  bool readable(int32_t v) const { return g_.instrs[v].device == Device{} && !info(v).opaque; }
 
   int32_t find(const std::function<bool(int32_t)>& pred) {
     std::vector<int32_t> found;
     for (int32_t v = 0; v < size(); ++v)
-      if (on_cpu0(v) && pred(v)) found.push_back(v);
+      if (readable(v) && pred(v)) found.push_back(v);
     if (found.empty()) return -1;
     if (chance(0.5)) {
       int64_t recent = std::min<int64_t>(static_cast<int64_t>(found.size()), 6);
@@ -337,12 +343,12 @@ class Generator {
   int32_t source(Shape s, DType d, Want want = Want{}) {
     std::vector<int32_t> same;
     for (int32_t v = 0; v < size(); ++v)
-      if (on_cpu0(v) && shape(v) == s && dtype(v) == d && satisfies(v, want)) same.push_back(v);
+      if (readable(v) && shape(v) == s && dtype(v) == d && satisfies(v, want)) same.push_back(v);
     if (!same.empty() && chance(0.6)) return chance(0.5) ? same.back() : choose(same);
     if (chance(0.35)) {
       std::vector<std::pair<int32_t, std::vector<int64_t>>> options;
       for (int32_t v = 0; v < size(); ++v) {
-        if (!on_cpu0(v) || dtype(v) != d || !satisfies(v, want) || shape(v).size() > s.size() || shape(v) == s)
+        if (!readable(v) || dtype(v) != d || !satisfies(v, want) || shape(v).size() > s.size() || shape(v) == s)
           continue;
         std::vector<std::vector<int64_t>> maps;
         std::vector<int64_t> dims;
@@ -357,7 +363,7 @@ class Generator {
     if (chance(0.2)) {
       std::vector<int32_t> convertible;
       for (int32_t v = 0; v < size(); ++v) {
-        if (!on_cpu0(v) || shape(v) != s || dtype(v) == d) continue;
+        if (!readable(v) || shape(v) != s || dtype(v) == d) continue;
         auto inf = convert_info(v, d);
         if (inf && (!want.exact || inf->exact) && (!want.clean || (!inf->special && (!is_half(d) || inf->exact))))
           convertible.push_back(v);
@@ -460,7 +466,7 @@ class Generator {
         {3, &Generator::step_concat},       {3, &Generator::step_pad},          {2, &Generator::step_flip},
         {3, &Generator::step_gather},       {3, &Generator::step_index_select}, {2, &Generator::step_scatter_add},
         {4, &Generator::step_dot},          {2, &Generator::step_conv2d},       {3, &Generator::step_row_stat},
-        {1, &Generator::step_transfer},
+        {1, &Generator::step_transfer},     {2, &Generator::step_custom_call},
     };
     int total = 0;
     for (const Weighted& s : kSteps) total += s.weight;
@@ -937,6 +943,34 @@ class Generator {
     emit(OpId::transfer, {flipped}, {}, info(x));
   }
 
+  // A registered kernel (testing/test_kernels.h): axpy on two values, or row_stats with its two outputs.
+  void step_custom_call() {
+    if (!opt_.custom_calls) throw Reject{};
+    const int32_t x = operand([&](int32_t v) { return (dtype(v) == DType::f32 || dtype(v) == DType::f64) && clean(v); },
+                              [this] { return chance(0.7) ? DType::f32 : DType::f64; });
+    const DType d = dtype(x);
+    if ((d != DType::f32 && d != DType::f64) || !clean(x)) throw Reject{};
+    if (chance(0.5)) {
+      const int32_t y = source(shape(x), d, {false, true});
+      const Attrs attrs = ir::CustomCallAttrs{.kernel = "testing.axpy", .args = "alpha=0.5"}.to_attrs();
+      emit(OpId::custom_call, {x, y}, attrs, {false, false, 0.5 * info(x).bound + info(y).bound});
+      return;
+    }
+    if (rank(x) == 0 || shape(x).back() == 0) throw Reject{};
+    const Attrs attrs = ir::CustomCallAttrs{.kernel = "testing.row_stats", .args = ""}.to_attrs();
+    Info packed_info;
+    packed_info.opaque = true;
+    const int32_t packed = emit(OpId::custom_call, {x}, attrs, packed_info);
+    const Shape rows(shape(x).begin(), shape(x).end() - 1);
+    const ir::PackedOutputs layout = ir::pack_outputs({{rows, d}, {rows, d}});
+    const double sum_bound = static_cast<double>(shape(x).back()) * info(x).bound + 0.01;
+    for (int64_t i : {int64_t{0}, int64_t{1}}) {
+      if (i == 1 && chance(0.3)) continue;  // an output no one reads
+      const ir::CustomOutputAttrs output{.index = i, .offset = layout.offsets[i], .shape = rows, .dtype = d};
+      emit(OpId::custom_output, {packed}, output.to_attrs(), {false, false, i == 0 ? sum_bound : info(x).bound});
+    }
+  }
+
   void step_flip() {
     int32_t x = operand([](int32_t) { return true; }, any_dtype());
     Attrs attrs = ir::FlipAttrs{.dims = random_dims_subset(rank(x))}.to_attrs();
@@ -1083,12 +1117,14 @@ class Generator {
     for (int32_t v : must_output_)
       if (v != size() - 1) g_.outputs.push_back(v);
     for (int64_t i = 1; i < count; ++i) {
+      int32_t v = 0;
       if (!params.empty() && chance(0.12))
-        g_.outputs.push_back(choose(params));
+        v = choose(params);
       else if (chance(0.5))
-        g_.outputs.push_back(static_cast<int32_t>(uniform(std::max(0, size() - 8), size() - 1)));
+        v = static_cast<int32_t>(uniform(std::max(0, size() - 8), size() - 1));
       else
-        g_.outputs.push_back(static_cast<int32_t>(uniform(0, size() - 1)));
+        v = static_cast<int32_t>(uniform(0, size() - 1));
+      if (!info(v).opaque) g_.outputs.push_back(v);
     }
     shuffle(g_.outputs);
   }
@@ -1164,7 +1200,10 @@ std::string describe(const BackendRun& run) {
 
 }  // namespace
 
-ir::Graph random_graph(uint64_t seed, const RandomGraphOptions& options) { return Generator(seed, options).build(); }
+ir::Graph random_graph(uint64_t seed, const RandomGraphOptions& options) {
+  register_test_kernels();  // the custom calls a graph may make
+  return Generator(seed, options).build();
+}
 
 std::vector<BufferPtr> random_arguments(const ir::Graph& graph, uint64_t seed) {
   std::mt19937_64 rng(seed * 0xD1342543DE82EF95ull + 0x7F4A7C159E3779B9ull);

@@ -3,12 +3,12 @@
 //
 // random_graph(seed) builds a graph of 5-60 instructions over random shapes (rank 0-4; leaves have dims
 // 0-7, often 1, now and then 0) and dtypes (mostly f32), using every IR op (a test fails when a new op is
-// missing here). Every graph verifies, and its results are well-conditioned: two correct backends that
-// differ only in rounding (f32 instead of double intermediates, fused or reordered arithmetic, their own
-// exp/log/sin...) agree within a small tolerance. To get there the generator tracks, for every value, a
-// bound on its magnitude, whether it can hold NaN/inf, and whether it is "exact" (every correct backend
-// computes the same bits). Discontinuous ops (compare, floor, round, sign, argmax, float->int convert, ...)
-// only see exact values; log, sqrt, div, pow, ... only see inputs made safe (max(abs(x), c), abs(x) + c);
+// missing here), custom calls included (of the kernels testing/test_kernels.h registers). Every graph verifies, and its
+// results are well-conditioned: two correct backends that differ only in rounding (f32 instead of double intermediates,
+// fused or reordered arithmetic, their own exp/log/sin...) agree within a small tolerance. To get there the generator
+// tracks, for every value, a bound on its magnitude, whether it can hold NaN/inf, and whether it is "exact" (every
+// correct backend computes the same bits). Discontinuous ops (compare, floor, round, sign, argmax, float->int convert,
+// ...) only see exact values; log, sqrt, div, pow, ... only see inputs made safe (max(abs(x), c), abs(x) + c);
 // exp/tan/sin only see bounded inputs; integer div/remainder only divide by non-zero values;
 // gather/index_select/scatter_add indices are in range (unless the options ask otherwise). A 16-bit float
 // value gets at most one inexact op, then is only moved around, so that the f16/bf16 tolerance covers it.
@@ -32,6 +32,7 @@ struct RandomGraphOptions {
   int max_outputs = 6;
   bool random_ops = true;      // rng_uniform / rng_normal with i64 scalar parameters for seed and offset
   bool special_values = true;  // NaN and +-inf constants, flowing only through NaN-aware exact ops
+  bool custom_calls = true;    // calls of the kernels testing/test_kernels.h registers
   // Probability that a gather/index_select/scatter_add index operand may hold out-of-range values, so
   // that running the graph throws xlite::Error (both backends must throw). Every op given such an index
   // is also made an output (beyond max_outputs), so that no backend may drop it as dead code.

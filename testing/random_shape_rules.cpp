@@ -9,6 +9,7 @@
 #include "ir/node.h"
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
+#include "testing/test_kernels.h"
 #include "xlite/error.h"
 
 namespace xlite::testing {
@@ -24,6 +25,7 @@ class Generator {
   explicit Generator(uint64_t seed) : rng_(seed) {}
 
   ShapeRuleCase make() {
+    register_test_kernels();  // custom_call cases name them
     ShapeRuleCase c;
     c.op = static_cast<ir::OpId>(uniform(1, ir::kNumOps - 1));  // every op but parameter, which has no rule
     const ir::OpInfo& info = ir::op_info(c.op);
@@ -60,6 +62,11 @@ class Generator {
         case AttrKind::Float: c.attrs.set_float(key, number()); break;
         case AttrKind::DTypeName: c.attrs.set_dtype(key, dtype()); break;
         case AttrKind::Ints: c.attrs.set_ints(key, ints(key, rank, info.cls == ir::OpClass::Conv, c.shapes)); break;
+        // Kernel names that no one registered, and attribute texts well and badly formed.
+        case AttrKind::String:
+          c.attrs.set_string(key, pick({"", "no.such.kernel", "testing.axpy", "testing.row_stats", "alpha=0.5",
+                                        "a=[1, 2], b='x'", "=", "a=", "a='"}));
+          break;
       }
     }
     if (info.cls == ir::OpClass::Conv && chance(0.8)) c.attrs.set_int(AttrKey::groups, 1);

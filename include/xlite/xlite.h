@@ -9,6 +9,7 @@
 #include "xlite/error.h"
 #include "xlite/factories.h"
 #include "xlite/io.h"
+#include "xlite/kernels.h"
 #include "xlite/lazy.h"
 #include "xlite/memory.h"
 #include "xlite/metrics.h"

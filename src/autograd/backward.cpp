@@ -4,6 +4,7 @@
 
 #include "core/runtime_context.h"
 #include "tensor/grad_mode.h"
+#include "autograd/custom_gradient.h"
 #include "autograd/vjp.h"
 #include "tensor/tensor_impl.h"
 #include "ops/op_support.h"
@@ -228,34 +229,47 @@ std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor
   return {value.detach(), grads};
 }
 
+namespace autograd {
+
+std::vector<ir::NodePtr> gradient_inputs(const std::vector<Tensor>& inputs, const char* op, bool* any_requires_grad) {
+  std::vector<ir::NodePtr> nodes;
+  *any_requires_grad = false;
+  for (const Tensor& t : inputs) {
+    if (!t.defined()) throw Error("[" + std::string(op) + "] an input is undefined");
+    nodes.push_back(t.impl()->requires_grad() ? t.impl()->autograd_node() : t.impl()->node());
+    *any_requires_grad = *any_requires_grad || (nodes.back()->requires_grad && is_grad_enabled());
+  }
+  return nodes;
+}
+
+Tensor with_custom_gradient(const Tensor& value, std::vector<ir::NodePtr> inputs, CustomBackward backward,
+                            const char* origin) {
+  // The result gets a node of its own that carries the rule.
+  ir::NodePtr node = ir::make_identity(value.impl()->node(), origin, true);
+  CustomRules& r = custom_rules();
+  std::lock_guard lock(r.mutex);
+  r.rules[node.get()] = CustomRule{node, std::move(inputs), std::move(backward)};
+  // Rules of dead results hold their inputs' graphs alive: drop them now and then.
+  if (r.rules.size() >= r.purge_at) {
+    std::erase_if(r.rules, [](const auto& entry) { return entry.second.node.expired(); });
+    r.purge_at = std::max<size_t>(64, 2 * r.rules.size());
+  }
+  return ops::wrap(node);
+}
+
+}  // namespace autograd
+
 std::function<Tensor(const std::vector<Tensor>&)> custom_vjp(CustomForward forward, CustomBackward backward) {
   return [forward = std::move(forward), backward = std::move(backward)](const std::vector<Tensor>& inputs) {
     bool any = false;
-    std::vector<ir::NodePtr> nodes;
-    for (const Tensor& t : inputs) {
-      if (!t.defined()) throw Error("[custom_vjp] an input is undefined");
-      nodes.push_back(t.impl()->requires_grad() ? t.impl()->autograd_node() : t.impl()->node());
-      any = any || (nodes.back()->requires_grad && autograd::is_grad_enabled());
-    }
+    std::vector<ir::NodePtr> nodes = autograd::gradient_inputs(inputs, "custom_vjp", &any);
     Tensor value;
     {
       NoGradGuard no_grad;
       value = forward(inputs);
     }
     if (!any) return value;
-    // The result gets a node of its own that carries the rule.
-    ir::NodePtr node = ir::make_identity(value.impl()->node(), "custom_vjp", true);
-    {
-      CustomRules& r = custom_rules();
-      std::lock_guard lock(r.mutex);
-      r.rules[node.get()] = CustomRule{node, std::move(nodes), backward};
-      // Rules of dead results hold their inputs' graphs alive: drop them now and then.
-      if (r.rules.size() >= r.purge_at) {
-        std::erase_if(r.rules, [](const auto& entry) { return entry.second.node.expired(); });
-        r.purge_at = std::max<size_t>(64, 2 * r.rules.size());
-      }
-    }
-    return ops::wrap(node);
+    return autograd::with_custom_gradient(value, std::move(nodes), backward, "custom_vjp");
   };
 }
 

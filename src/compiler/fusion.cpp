@@ -35,6 +35,8 @@ RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
     case OpClass::Conv: return policy.library_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd: return RegionKind::Fallback;
     case OpClass::Transfer: return RegionKind::Transfer;
+    case OpClass::CustomCall:
+    case OpClass::CustomOutput: return RegionKind::CustomCall;
     case OpClass::Leaf:
     case OpClass::Random:
     case OpClass::Convert:
@@ -191,7 +193,7 @@ class FusionPlanner {
   }
   bool library_call(int32_t i) const {
     return kinds_[i] == RegionKind::Matmul || kinds_[i] == RegionKind::Conv || kinds_[i] == RegionKind::Fallback ||
-           kinds_[i] == RegionKind::Transfer;
+           kinds_[i] == RegionKind::Transfer || kinds_[i] == RegionKind::CustomCall;
   }
 
   // Outputs, parameters and the results of library calls and fallbacks live in buffers, and so do the
@@ -515,6 +517,7 @@ const char* region_kind_name(RegionKind kind) {
     case RegionKind::Conv: return "conv2d";
     case RegionKind::Fallback: return "reference";
     case RegionKind::Transfer: return "transfer";
+    case RegionKind::CustomCall: return "custom_call";
   }
   return "";
 }

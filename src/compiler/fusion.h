@@ -13,12 +13,13 @@
 namespace xlite::compiler {
 
 enum class RegionKind {
-  Loop,      // one loop over the root's elements; fused producers are computed per element
-  Reduce,    // a reduction (or arg-reduction) root with its fused producers
-  Matmul,    // f32 dot through the GEMM library
-  Conv,      // f32 conv2d through the convolution library
-  Fallback,  // no fused code for this op: the reference kernel runs it
-  Transfer,  // a copy to another device, run by the runtime (not by the target)
+  Loop,        // one loop over the root's elements; fused producers are computed per element
+  Reduce,      // a reduction (or arg-reduction) root with its fused producers
+  Matmul,      // f32 dot through the GEMM library
+  Conv,        // f32 conv2d through the convolution library
+  Fallback,    // no fused code for this op: the reference kernel runs it
+  Transfer,    // a copy to another device, run by the runtime (not by the target)
+  CustomCall,  // a registered kernel, or one output of one (custom_output), run by the runtime
 };
 
 struct Region {
@@ -76,7 +77,8 @@ struct FusionPolicy {
 };
 
 FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy = {});
-// "loop", "reduce", "matmul", "conv2d", "reference", "transfer": how profiles and graph drawings name a region.
+// "loop", "reduce", "matmul", "conv2d", "reference", "transfer", "custom_call": how profiles and graph drawings name a
+// region.
 const char* region_kind_name(RegionKind kind);
 // Whether an instruction reads each operand at exactly the element it writes (elementwise ops whose
 // operands have its shape).

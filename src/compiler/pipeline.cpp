@@ -9,6 +9,7 @@
 #include "core/trace.h"
 #include "ir/op_attrs.h"
 #include "runtime/step_profile.h"
+#include "runtime/custom_call.h"
 #include "runtime/transfer.h"
 
 namespace xlite::compiler {
@@ -36,6 +37,11 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
     case RegionKind::Transfer:
       return kind + " " + value(region.root) + " " + graph.instrs[root.operands[0]].device.str() + " -> " +
              root.device.str();
+    case RegionKind::CustomCall:
+      if (root.op == ir::OpId::custom_output)
+        return "custom_output " + std::to_string(ir::CustomOutputAttrs::of(root.attrs).index) + " of %" +
+               std::to_string(root.operands[0]) + " " + value(region.root);
+      return kind + " " + std::string(ir::CustomCallAttrs::of(root.attrs).kernel) + " " + value(region.root);
     case RegionKind::Loop:
     case RegionKind::Reduce: break;
   }
@@ -114,7 +120,8 @@ double estimated_flops(const ir::Graph& graph, const Region& region) {
       return flops;
     }
     case RegionKind::Fallback:
-    case RegionKind::Transfer: return 0;
+    case RegionKind::Transfer:
+    case RegionKind::CustomCall: return 0;  // a kernel's work is its own
   }
   return 0;
 }
@@ -142,10 +149,31 @@ std::vector<runtime::CompileSummary::Buffer> largest_buffers(const ir::Graph& gr
   return buffers;
 }
 
+// Regions the runtime runs whatever the target: copies between devices, and custom kernels (a registered
+// kernel brings its own implementation per device kind). Empty for the others.
+LoweredRegion lower_in_runtime(const ir::Graph& graph, const Region& region) {
+  switch (region.kind) {
+    case RegionKind::Transfer: return {runtime::make_transfer_thunk()};
+    case RegionKind::CustomCall:
+      if (graph.instrs[region.root].op == ir::OpId::custom_output)
+        return {runtime::make_custom_output_thunk(graph, region.root), /*replaces_output=*/true};
+      return {runtime::make_custom_call_thunk(graph, region.root, region.inputs)};
+    case RegionKind::Loop:
+    case RegionKind::Reduce:
+    case RegionKind::Matmul:
+    case RegionKind::Conv:
+    case RegionKind::Fallback: break;
+  }
+  return {};
+}
+
 }  // namespace
 
 bool may_raise(const Region& region) {
   if (region.kind == RegionKind::Fallback) return true;
+  if (region.kind == RegionKind::CustomCall)
+    return std::any_of(region.body.instrs.begin(), region.body.instrs.end(),
+                       [](const ir::Instr& instr) { return instr.op == ir::OpId::custom_call; });
   if (region.kind != RegionKind::Loop && region.kind != RegionKind::Reduce) return false;
   return std::any_of(region.body.instrs.begin(), region.body.instrs.end(),
                      [](const ir::Instr& instr) { return ir::may_raise(instr.op, instr.dtype); });
@@ -173,14 +201,16 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   std::vector<std::vector<int32_t>> reads;
   int64_t code_bytes = 0, kernels = 0;
   for (Region& region : run_raising_steps_early(std::move(plan.regions))) {
-    // Copies between devices are the runtime's; the target lowers what computes.
-    LoweredRegion lowered = region.kind == RegionKind::Transfer ? LoweredRegion{runtime::make_transfer_thunk()}
-                                                                : target.lower(graph, region);
+    // Copies between devices and custom kernels are the runtime's; the target lowers what computes.
+    LoweredRegion lowered = lower_in_runtime(graph, region);
+    if (!lowered.thunk) lowered = target.lower(graph, region);
     code_bytes += lowered.code_bytes;
     kernels += lowered.generated_kernel ? 1 : 0;
     summary.library_calls += region.kind == RegionKind::Matmul || region.kind == RegionKind::Conv;
     summary.fallbacks += region.kind == RegionKind::Fallback;
     summary.transfers += region.kind == RegionKind::Transfer;
+    summary.custom_calls +=
+        region.kind == RegionKind::CustomCall && graph.instrs[region.root].op == ir::OpId::custom_call;
     runtime::ProgramStep step;
     step.root = region.root;
     step.inputs = region.inputs;

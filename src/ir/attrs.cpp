@@ -71,6 +71,12 @@ const std::vector<int64_t>& Attrs::get_ints(AttrKey key) const {
   return *v;
 }
 
+const std::string& Attrs::get_string(AttrKey key) const {
+  const auto* v = std::get_if<std::string>(&get(key));
+  if (!v) throw Error("[ir] attribute '" + std::string(attr_name(key)) + "' is not a string");
+  return *v;
+}
+
 DType Attrs::get_dtype(AttrKey key) const {
   int64_t v = get_int(key);
   if (v < 0 || v > static_cast<int64_t>(DType::bool_)) throw Error("[ir] attribute 'dtype' is not a dtype");
@@ -93,6 +99,9 @@ uint64_t Attrs::hash() const {
     h = hash_mix(h, static_cast<uint64_t>(key));
     if (const auto* d = std::get_if<double>(&value)) {
       h = hash_double(h, *d);
+    } else if (const auto* text = std::get_if<std::string>(&value)) {
+      h = hash_mix(h, text->size());
+      for (char c : *text) h = hash_mix(h, static_cast<unsigned char>(c));
     } else {
       const auto& list = std::get<std::vector<int64_t>>(value);
       h = hash_mix(h, list.size());

@@ -2,6 +2,7 @@
 // Op attributes: a small sorted list of (key, value). Keys are declared once with the kind of their value,
 // which the text printer and parser use.
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -11,7 +12,7 @@
 
 namespace xlite::ir {
 
-enum class AttrKind : uint8_t { Int, Bool, Float, Ints, DTypeName };
+enum class AttrKind : uint8_t { Int, Bool, Float, Ints, DTypeName, String };
 
 // X(key, kind)
 #define XLITE_IR_ATTRS(X) \
@@ -29,7 +30,10 @@ enum class AttrKind : uint8_t { Int, Bool, Float, Ints, DTypeName };
   X(lo, Ints)             \
   X(hi, Ints)             \
   X(dilation, Ints)       \
-  X(groups, Int)
+  X(groups, Int)          \
+  X(offset, Int)          \
+  X(kernel, String)       \
+  X(args, String)
 
 enum class AttrKey : uint8_t {
 #define XLITE_ATTR_ENUM(key, kind) key,
@@ -42,7 +46,7 @@ std::string_view attr_name(AttrKey key);
 AttrKind attr_kind(AttrKey key);
 bool attr_from_name(std::string_view name, AttrKey* key);
 
-using AttrValue = std::variant<int64_t, double, std::vector<int64_t>>;
+using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string>;
 
 class Attrs {
  public:
@@ -53,6 +57,7 @@ class Attrs {
   Attrs& set_float(AttrKey key, double v) { return set(key, v); }
   Attrs& set_ints(AttrKey key, std::vector<int64_t> v) { return set(key, AttrValue(std::move(v))); }
   Attrs& set_dtype(AttrKey key, DType v) { return set(key, static_cast<int64_t>(v)); }
+  Attrs& set_string(AttrKey key, std::string v) { return set(key, AttrValue(std::move(v))); }
 
   bool has(AttrKey key) const;
   // These throw xlite::Error when the key is missing or of another kind.
@@ -61,6 +66,7 @@ class Attrs {
   double get_float(AttrKey key) const;
   const std::vector<int64_t>& get_ints(AttrKey key) const;
   DType get_dtype(AttrKey key) const;
+  const std::string& get_string(AttrKey key) const;
 
   const std::vector<std::pair<AttrKey, AttrValue>>& items() const { return items_; }
   uint64_t hash() const;

@@ -3,6 +3,7 @@
 #include <span>
 
 #include "ir/hash.h"
+#include "ir/kernel_registry.h"
 #include "ir/node.h"
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
@@ -53,6 +54,30 @@ bool is_matrix_transpose(const Instr& instr) {
   return true;
 }
 
+namespace {
+// A custom_output reads one output of a custom_call with several, and has that output's type.
+void verify_custom_output(const Graph& graph, const Instr& instr, const std::string& where) {
+  const Instr& call = graph.instrs[instr.operands[0]];
+  if (call.op != OpId::custom_call)
+    throw Error(where + "reads a " + std::string(op_name(call.op)) + ", not a custom_call");
+  std::vector<OperandType> types;
+  for (int32_t o : call.operands) types.push_back({graph.instrs[o].shape, graph.instrs[o].dtype});
+  const std::vector<kernels::TensorType> outputs = custom_call_outputs(call.attrs, types);
+  const int64_t index = CustomOutputAttrs::of(instr.attrs).index;
+  if (outputs.size() < 2 || index >= static_cast<int64_t>(outputs.size()))
+    throw Error(where + "output " + std::to_string(index) + " of a call with " + std::to_string(outputs.size()) +
+                (outputs.size() == 1 ? " output, which is the call's value itself" : " outputs"));
+  const int64_t offset = pack_outputs(outputs).offsets[index];
+  if (CustomOutputAttrs::of(instr.attrs).offset != offset)
+    throw Error(where + "offset " + std::to_string(CustomOutputAttrs::of(instr.attrs).offset) + " but output " +
+                std::to_string(index) + " starts at byte " + std::to_string(offset));
+  if (outputs[index].shape != instr.shape || outputs[index].dtype != instr.dtype)
+    throw Error(where + "declared type " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape) +
+                " but output " + std::to_string(index) + " of the call is " +
+                std::string(dtype_name(outputs[index].dtype)) + shape_str(outputs[index].shape));
+}
+}  // namespace
+
 void verify(const Graph& graph) {
   std::vector<bool> seen_parameter(graph.num_parameters, false);
   std::vector<OperandType> types;
@@ -99,6 +124,7 @@ void verify(const Graph& graph) {
     if (expected.shape != instr.shape || expected.dtype != instr.dtype)
       throw Error(where + "declared type " + std::string(dtype_name(instr.dtype)) + shape_str(instr.shape) +
                   " but the shape rule gives " + std::string(dtype_name(expected.dtype)) + shape_str(expected.shape));
+    if (instr.op == OpId::custom_output) verify_custom_output(graph, instr, where);
   }
   for (bool seen : seen_parameter)
     if (!seen) throw Error("[verify] a parameter index is missing");

@@ -1,6 +1,7 @@
 #pragma once
 // The ops whose results never carry gradients (ir::is_differentiable is false: leaves, random draws,
-// piecewise-constant and integer-valued ops), as case labels for the exhaustive switches over ir::OpId
+// piecewise-constant and integer-valued ops, and custom calls, whose gradients come from their kernel's
+// backward as custom rules on their results (kernels::call)), as case labels for the exhaustive switches over ir::OpId
 // in vjp.cpp and saved_values.cpp. tests/autograd_test.cpp checks the list against is_differentiable.
 #include "ir/op.h"
 
@@ -13,5 +14,6 @@
   case ::xlite::ir::OpId::isinf: case ::xlite::ir::OpId::eq: case ::xlite::ir::OpId::ne:                   \
   case ::xlite::ir::OpId::lt: case ::xlite::ir::OpId::le: case ::xlite::ir::OpId::gt:                      \
   case ::xlite::ir::OpId::ge: case ::xlite::ir::OpId::logical_and: case ::xlite::ir::OpId::logical_or:     \
-  case ::xlite::ir::OpId::logical_xor: case ::xlite::ir::OpId::argmax: case ::xlite::ir::OpId::argmin
+  case ::xlite::ir::OpId::logical_xor: case ::xlite::ir::OpId::argmax: case ::xlite::ir::OpId::argmin:   \
+  case ::xlite::ir::OpId::custom_call: case ::xlite::ir::OpId::custom_output
 // clang-format on

@@ -44,7 +44,9 @@ bool is_elementwise_class(OpClass cls) {
     case OpClass::ScatterAdd:
     case OpClass::Dot:
     case OpClass::Conv:
-    case OpClass::Transfer: return false;  // a copy between devices, never part of a loop
+    case OpClass::Transfer:  // a copy between devices, never part of a loop
+    case OpClass::CustomCall:
+    case OpClass::CustomOutput: return false;
   }
   return false;
 }
@@ -58,7 +60,9 @@ bool is_differentiable(OpId op) {
     case OpClass::Logical:
     case OpClass::ArgReduce:
     case OpClass::Leaf:
-    case OpClass::Random: return false;
+    case OpClass::Random:
+    case OpClass::CustomCall:  // its kernel's backward, through custom rules on its results
+    case OpClass::CustomOutput: return false;
     case OpClass::Convert:
     case OpClass::Unary:
     case OpClass::UnaryFloat:

@@ -14,7 +14,7 @@ namespace xlite::ir {
 enum OpTrait : uint8_t {
   kExpensive = 1 << 0,          // worth computing once rather than once per consumer
   kPiecewiseConstant = 1 << 1,  // a gradient of zero almost everywhere: no gradient flows
-  kRaisesOnBadIndex = 1 << 2,   // an index value out of range raises at run time
+  kRaisesOnBadIndex = 1 << 2,   // an index value out of range raises at run time (or a kernel's check fails)
   kRaisesOnIntegers = 1 << 3,   // integer operands can raise at run time (division by zero, negative power)
 };
 
@@ -112,7 +112,9 @@ enum OpTrait : uint8_t {
   X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex, DimAttrs)                 \
   X(dot, "dot", 2, Dot, 0, NoAttrs)                                                         \
   X(conv2d, "conv2d", 2, Conv, 0, ConvAttrs)                                                \
-  X(transfer, "transfer", 1, Transfer, 0, NoAttrs)
+  X(transfer, "transfer", 1, Transfer, 0, NoAttrs)                                          \
+  X(custom_call, "custom_call", -1, CustomCall, kRaisesOnBadIndex, CustomCallAttrs)         \
+  X(custom_output, "custom_output", 1, CustomOutput, 0, CustomOutputAttrs)
 
 #define XLITE_IR_OPS(X)    \
   XLITE_LEAF_OPS(X)        \
@@ -138,31 +140,35 @@ constexpr int kNumOps = static_cast<int>(OpId::count_);
 
 // The class of an op decides its shape rule and how passes and backends treat it.
 enum class OpClass : uint8_t {
-  Leaf,         // no operands: parameter, constant (a scalar literal of its dtype*), iota
-  Random,       // operands (seed, offset), attrs shape, dtype
-  Convert,      // attr dtype
-  Unary,        // same shape and dtype out
-  UnaryFloat,   // like Unary, floating dtypes only
-  Predicate,    // same shape, bool out
-  Binary,       // operands of one shape and dtype, same out
-  Compare,      // operands of one shape and dtype, bool out
-  Logical,      // bool operands, bool out
-  Select,       // (bool cond, a, b) of one shape
-  Reduce,       // attrs dims, keepdim
-  ArgReduce,    // attrs dim, keepdim; i64 out
-  Reshape,      // attr shape
-  Transpose,    // attr perm
-  Broadcast,    // attrs shape, dims (operand dim i -> output dim dims[i]; size 1 expands)
-  Slice,        // attrs start, limit, stride per dim
-  Concat,       // attr dim
-  Pad,          // attrs lo, hi (per dim, >= 0), value (of the operand's dtype*)
-  Flip,         // attr dims
-  Gather,       // (x, index) attr dim, torch.gather semantics
-  IndexSelect,  // (x, index 1-D) attr dim
-  ScatterAdd,   // (x, index, src) attr dim
-  Dot,          // [B..., M, K] x [B..., K, N]
-  Conv,         // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
-  Transfer,     // the operand's value copied to the instruction's device (ir::Instr::device)
+  Leaf,          // no operands: parameter, constant (a scalar literal of its dtype*), iota
+  Random,        // operands (seed, offset), attrs shape, dtype
+  Convert,       // attr dtype
+  Unary,         // same shape and dtype out
+  UnaryFloat,    // like Unary, floating dtypes only
+  Predicate,     // same shape, bool out
+  Binary,        // operands of one shape and dtype, same out
+  Compare,       // operands of one shape and dtype, bool out
+  Logical,       // bool operands, bool out
+  Select,        // (bool cond, a, b) of one shape
+  Reduce,        // attrs dims, keepdim
+  ArgReduce,     // attrs dim, keepdim; i64 out
+  Reshape,       // attr shape
+  Transpose,     // attr perm
+  Broadcast,     // attrs shape, dims (operand dim i -> output dim dims[i]; size 1 expands)
+  Slice,         // attrs start, limit, stride per dim
+  Concat,        // attr dim
+  Pad,           // attrs lo, hi (per dim, >= 0), value (of the operand's dtype*)
+  Flip,          // attr dims
+  Gather,        // (x, index) attr dim, torch.gather semantics
+  IndexSelect,   // (x, index 1-D) attr dim
+  ScatterAdd,    // (x, index, src) attr dim
+  Dot,           // [B..., M, K] x [B..., K, N]
+  Conv,          // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
+  Transfer,      // the operand's value copied to the instruction's device (ir::Instr::device)
+  CustomCall,    // a registered kernel (ir/kernel_registry.h) over its operands; attrs kernel, args. One output
+                 // is its value; several are packed in one u8 buffer that custom_output instructions read
+  CustomOutput,  // output `index` of a custom_call with several: attrs index, offset (its place in the packed
+                 // buffer, ir::pack_outputs), shape, dtype
 };
 
 // * A value attr is a double. For a bool it must be 0 or 1 and for an integer dtype an integer in the

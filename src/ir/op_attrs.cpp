@@ -16,6 +16,7 @@ void read_field(const Attrs& attrs, AttrKey key, bool& field) { field = attrs.ge
 void read_field(const Attrs& attrs, AttrKey key, double& field) { field = attrs.get_float(key); }
 void read_field(const Attrs& attrs, AttrKey key, std::span<const int64_t>& field) { field = attrs.get_ints(key); }
 void read_field(const Attrs& attrs, AttrKey key, DType& field) { field = attrs.get_dtype(key); }
+void read_field(const Attrs& attrs, AttrKey key, std::string_view& field) { field = attrs.get_string(key); }
 
 void write_field(Attrs& attrs, AttrKey key, int64_t field) { attrs.set_int(key, field); }
 void write_field(Attrs& attrs, AttrKey key, bool field) { attrs.set_bool(key, field); }
@@ -24,6 +25,7 @@ void write_field(Attrs& attrs, AttrKey key, std::span<const int64_t> field) {
   attrs.set_ints(key, std::vector<int64_t>(field.begin(), field.end()));
 }
 void write_field(Attrs& attrs, AttrKey key, DType field) { attrs.set_dtype(key, field); }
+void write_field(Attrs& attrs, AttrKey key, std::string_view field) { attrs.set_string(key, std::string(field)); }
 
 bool holds_kind(const AttrValue& value, AttrKind kind) {
   switch (kind) {
@@ -32,6 +34,7 @@ bool holds_kind(const AttrValue& value, AttrKind kind) {
     case AttrKind::DTypeName: return std::holds_alternative<int64_t>(value);
     case AttrKind::Float: return std::holds_alternative<double>(value);
     case AttrKind::Ints: return std::holds_alternative<std::vector<int64_t>>(value);
+    case AttrKind::String: return std::holds_alternative<std::string>(value);
   }
   return false;
 }

@@ -9,6 +9,7 @@
 // those; to_attrs() copies them. Keep a schema struct no longer than what it points into.
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "ir/attrs.h"
 #include "xlite/dtype.h"
@@ -34,25 +35,29 @@ enum class OpId : uint16_t;
 #define XLITE_PAD_ATTRS(F) F(lo, Ints) F(hi, Ints) F(value, Float)
 #define XLITE_FLIP_ATTRS(F) F(dims, Ints)
 #define XLITE_CONV_ATTRS(F) F(stride, Ints) F(lo, Ints) F(hi, Ints) F(dilation, Ints) F(groups, Int)
+#define XLITE_CUSTOM_CALL_ATTRS(F) F(kernel, String) F(args, String)
+#define XLITE_CUSTOM_OUTPUT_ATTRS(F) F(index, Int) F(offset, Int) F(shape, Ints) F(dtype, DTypeName)
 
 // X(struct name, attribute list)
-#define XLITE_ATTR_SCHEMAS(X)               \
-  X(NoAttrs, XLITE_NO_ATTRS)                \
-  X(ParameterAttrs, XLITE_PARAMETER_ATTRS)  \
-  X(ConstantAttrs, XLITE_CONSTANT_ATTRS)    \
-  X(IotaAttrs, XLITE_IOTA_ATTRS)            \
-  X(RandomAttrs, XLITE_RANDOM_ATTRS)        \
-  X(ConvertAttrs, XLITE_CONVERT_ATTRS)      \
-  X(ReduceAttrs, XLITE_REDUCE_ATTRS)        \
-  X(ArgReduceAttrs, XLITE_ARG_REDUCE_ATTRS) \
-  X(ReshapeAttrs, XLITE_RESHAPE_ATTRS)      \
-  X(TransposeAttrs, XLITE_TRANSPOSE_ATTRS)  \
-  X(BroadcastAttrs, XLITE_BROADCAST_ATTRS)  \
-  X(SliceAttrs, XLITE_SLICE_ATTRS)          \
-  X(DimAttrs, XLITE_DIM_ATTRS)              \
-  X(PadAttrs, XLITE_PAD_ATTRS)              \
-  X(FlipAttrs, XLITE_FLIP_ATTRS)            \
-  X(ConvAttrs, XLITE_CONV_ATTRS)
+#define XLITE_ATTR_SCHEMAS(X)                 \
+  X(NoAttrs, XLITE_NO_ATTRS)                  \
+  X(ParameterAttrs, XLITE_PARAMETER_ATTRS)    \
+  X(ConstantAttrs, XLITE_CONSTANT_ATTRS)      \
+  X(IotaAttrs, XLITE_IOTA_ATTRS)              \
+  X(RandomAttrs, XLITE_RANDOM_ATTRS)          \
+  X(ConvertAttrs, XLITE_CONVERT_ATTRS)        \
+  X(ReduceAttrs, XLITE_REDUCE_ATTRS)          \
+  X(ArgReduceAttrs, XLITE_ARG_REDUCE_ATTRS)   \
+  X(ReshapeAttrs, XLITE_RESHAPE_ATTRS)        \
+  X(TransposeAttrs, XLITE_TRANSPOSE_ATTRS)    \
+  X(BroadcastAttrs, XLITE_BROADCAST_ATTRS)    \
+  X(SliceAttrs, XLITE_SLICE_ATTRS)            \
+  X(DimAttrs, XLITE_DIM_ATTRS)                \
+  X(PadAttrs, XLITE_PAD_ATTRS)                \
+  X(FlipAttrs, XLITE_FLIP_ATTRS)              \
+  X(ConvAttrs, XLITE_CONV_ATTRS)              \
+  X(CustomCallAttrs, XLITE_CUSTOM_CALL_ATTRS) \
+  X(CustomOutputAttrs, XLITE_CUSTOM_OUTPUT_ATTRS)
 
 template <AttrKind kind>
 struct AttrField;
@@ -71,6 +76,10 @@ struct AttrField<AttrKind::Float> {
 template <>
 struct AttrField<AttrKind::Ints> {
   using type = std::span<const int64_t>;
+};
+template <>
+struct AttrField<AttrKind::String> {
+  using type = std::string_view;
 };
 template <>
 struct AttrField<AttrKind::DTypeName> {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ir/node.h"
+#include "ir/kernel_registry.h"
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "xlite/error.h"
@@ -289,6 +290,20 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       return {out, in[0].dtype};
     }
     case OpClass::Transfer: return in[0];
+    case OpClass::CustomCall: return custom_call_type(custom_call_outputs(attrs, in));
+    case OpClass::CustomOutput: {
+      const CustomOutputAttrs output = CustomOutputAttrs::of(attrs);
+      if (in[0].dtype != DType::u8 || in[0].shape.size() != 1)
+        fail(op, "reads the packed outputs of a custom_call, not " + type_str(in[0]));
+      if (output.index < 0) fail(op, "index " + std::to_string(output.index) + " is negative");
+      const Shape shape(output.shape.begin(), output.shape.end());
+      require_addressable(op_name(op), shape, output.dtype);  // so that its bytes do not overflow
+      const int64_t bytes = numel(shape) * dtype_size(output.dtype);
+      if (output.offset < 0 || output.offset > in[0].shape[0] || bytes > in[0].shape[0] - output.offset)
+        fail(op, "bytes [" + std::to_string(output.offset) + ", +" + std::to_string(bytes) + ") are outside the " +
+                     std::to_string(in[0].shape[0]) + " packed bytes");
+      return {shape, output.dtype};
+    }
   }
   fail(op, "unknown op class");
 }

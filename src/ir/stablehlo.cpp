@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "ir/kernel_registry.h"
 #include "ir/op_attrs.h"
 #include "ir/stablehlo_writer.h"
 
@@ -106,6 +107,12 @@ class Lowering {
       case OpClass::Dot: return dot(instr, in[0], in[1]);
       case OpClass::Conv: return conv(instr, in[0], in[1]);
       case OpClass::Transfer: return in[0];
+      case OpClass::CustomCall: return custom_call(instr, in);
+      case OpClass::CustomOutput: {
+        // A call with several outputs is a multi-result op: output i is its result #i.
+        const CustomOutputAttrs output = CustomOutputAttrs::of(instr.attrs);
+        return {in[0].name + "#" + std::to_string(output.index), instr.shape, instr.dtype};
+      }
     }
     XLITE_FAIL("[stablehlo] no lowering for " + std::string(op_name(instr.op)));
   }
@@ -380,6 +387,23 @@ class Lowering {
     const Value product =
         w_.op("stablehlo.dot_general", {w_.convert(a, acc), w_.convert(b, acc)}, instr.shape, acc, numbers);
     return w_.convert(product, instr.dtype);
+  }
+
+  // stablehlo.custom_call with the kernel's name as its target and its attributes as the backend config:
+  // a tool that runs the module needs the kernel registered under that name.
+  Value custom_call(const Instr& instr, const std::vector<Value>& in) {
+    const CustomCallAttrs call = CustomCallAttrs::of(instr.attrs);
+    std::vector<OperandType> types;
+    for (const Value& v : in) types.push_back({v.shape, v.dtype});
+    std::vector<Value> results;
+    for (const kernels::TensorType& t : custom_call_outputs(instr.attrs, types))
+      results.push_back({"", t.shape, t.dtype});
+    const std::string properties = "backend_config = " + stablehlo::string_literal(call.args) +
+                                   ", call_target_name = " + stablehlo::string_literal(call.kernel);
+    if (results.size() == 1) return w_.op("stablehlo.custom_call", in, instr.shape, instr.dtype, properties);
+    // The packed value stands for the results; custom_output instructions name them.
+    const std::vector<Value> named = w_.op_results("stablehlo.custom_call", in, results, properties);
+    return {named[0].name.substr(0, named[0].name.find('#')), instr.shape, instr.dtype};
   }
 
   Value conv(const Instr& instr, const Value& x, const Value& weight) {

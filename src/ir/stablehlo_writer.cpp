@@ -61,6 +61,17 @@ std::string i64_list(std::span<const int64_t> values) {
   return s + "]";
 }
 
+std::string string_literal(std::string_view text) {
+  std::string s = "\"";
+  for (unsigned char c : text) {
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+      s += hex(c, 2).replace(0, 2, "\\");
+    else
+      s += static_cast<char>(c);
+  }
+  return s + "\"";
+}
+
 std::string i64_array(std::span<const int64_t> values) {
   std::string s = "array<i64";
   for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : ": ") + std::to_string(values[i]);
@@ -98,6 +109,15 @@ Value Writer::op(std::string_view name, const std::vector<Value>& operands, cons
   line(result.name + " = " + call(name, operands, properties) + " : " +
        signature(operands, std::span<const Value>(&result, 1)));
   return result;
+}
+
+std::vector<Value> Writer::op_results(std::string_view name, const std::vector<Value>& operands,
+                                      std::vector<Value> results, std::string_view properties) {
+  const std::string base = fresh_name();
+  for (size_t i = 0; i < results.size(); ++i) results[i].name = base + "#" + std::to_string(i);
+  line(base + ":" + std::to_string(results.size()) + " = " + call(name, operands, properties) + " : " +
+       signature(operands, results));
+  return results;
 }
 
 std::vector<Value> Writer::op_with_region(

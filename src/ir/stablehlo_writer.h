@@ -31,6 +31,8 @@ std::string literal(double value, DType dtype);
 std::string i64_array(std::span<const int64_t> values);
 // "[1, 2]"
 std::string i64_list(std::span<const int64_t> values);
+// An MLIR string literal: '"' and '\\' and bytes outside printable ASCII as \XX.
+std::string string_literal(std::string_view text);
 
 class Writer {
  public:
@@ -39,6 +41,9 @@ class Writer {
   // One op with one result. `properties` is the text inside <{...}>, empty for none.
   Value op(std::string_view name, const std::vector<Value>& operands, const Shape& shape, DType dtype,
            std::string_view properties = "");
+  // One op with several results, named base#0, base#1, ... (`results` give their types).
+  std::vector<Value> op_results(std::string_view name, const std::vector<Value>& operands, std::vector<Value> results,
+                                std::string_view properties);
   // One op whose single region has one block over scalar arguments of `block_dtypes`; `body` writes the
   // block and returns what it yields. `results` are the op's result types (names come back filled in).
   std::vector<Value> op_with_region(std::string_view name, const std::vector<Value>& operands,

@@ -61,6 +61,22 @@ std::optional<double> parse_nan(std::string_view w) {
   return std::bit_cast<double>(bits);
 }
 
+// A string in double quotes. '"', '\\', '#' (which starts a comment) and bytes outside printable ASCII are
+// escaped as \xHH, so that the text stays one line and reads back byte for byte.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '#') {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\x%02x", c);
+      out += escape;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
 std::string format_attr(AttrKey key, const AttrValue& value) {
   std::string s = std::string(attr_name(key)) + "=";
   switch (attr_kind(key)) {
@@ -69,6 +85,7 @@ std::string format_attr(AttrKey key, const AttrValue& value) {
     case AttrKind::Float: return s + format_double(std::get<double>(value));
     case AttrKind::DTypeName: return s + std::string(dtype_name(static_cast<DType>(std::get<int64_t>(value))));
     case AttrKind::Ints: return s + shape_str(std::get<std::vector<int64_t>>(value));
+    case AttrKind::String: return s + quoted(std::get<std::string>(value));
   }
   return s;
 }
@@ -138,6 +155,25 @@ class Cursor {
     if (end != w.c_str() + w.size()) fail("expected a number");
     return v;
   }
+  std::string quoted_string() {
+    eat('"');
+    std::string out;
+    while (true) {
+      if (pos_ >= text_.size()) fail("a string is not closed");
+      const char c = text_[pos_++];
+      if (c == '"') return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      unsigned value = 0;
+      if (pos_ + 3 > text_.size() || text_[pos_] != 'x' ||
+          std::from_chars(text_.data() + pos_ + 1, text_.data() + pos_ + 3, value, 16).ptr != text_.data() + pos_ + 3)
+        fail("expected \\xHH in a string");
+      pos_ += 3;
+      out += static_cast<char>(value);
+    }
+  }
   std::vector<int64_t> int_list() {
     eat('[');
     std::vector<int64_t> list;
@@ -194,6 +230,7 @@ AttrValue parse_attr_value(Cursor& c, AttrKind kind) {
         c.fail("unknown dtype");
       }
     case AttrKind::Ints: return c.int_list();
+    case AttrKind::String: return c.quoted_string();
   }
   c.fail("bad attribute");
 }

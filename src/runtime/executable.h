@@ -39,6 +39,7 @@ struct CompileSummary {
   int64_t library_calls = 0;  // GEMMs and convolutions
   int64_t fallbacks = 0;      // steps the reference evaluator runs
   int64_t transfers = 0;      // copies between devices
+  int64_t custom_calls = 0;   // registered kernels called
   // The five largest buffers a run holds (inputs, step results), largest first.
   struct Buffer {
     int64_t bytes = 0;

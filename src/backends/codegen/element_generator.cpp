@@ -530,7 +530,9 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
     case OpClass::ScatterAdd:
     case OpClass::Dot:
     case OpClass::Conv:
-    case OpClass::Transfer: break;  // regions of their own (fusion.cpp)
+    case OpClass::Transfer:
+    case OpClass::CustomCall:
+    case OpClass::CustomOutput: break;  // regions of their own (fusion.cpp)
   }
   XLITE_FAIL("[codegen] " + std::string(ir::op_name(instr.op)) + " cannot be fused into a loop");
 }

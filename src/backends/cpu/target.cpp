@@ -237,6 +237,7 @@ class CpuTarget final : public compiler::Target {
         lowered.replaces_output = true;
         break;
       case RegionKind::Transfer: XLITE_FAIL("[cpu] a transfer reached the target; the runtime copies it");
+      case RegionKind::CustomCall: XLITE_FAIL("[cpu] a custom call reached the target; the runtime calls it");
     }
     return lowered;
   }

@@ -19,6 +19,7 @@ const KernelTable& kernels() {
     register_index_kernels(t);
     register_dot_kernels(t);
     register_conv_kernels(t);
+    register_custom_kernels(t);
     return t;
   }();
   return table;

@@ -272,7 +272,9 @@ void register_elementwise_kernels(KernelTable& table) {
       case ir::OpClass::ScatterAdd:
       case ir::OpClass::Dot:
       case ir::OpClass::Conv:
-      case ir::OpClass::Transfer: break;  // registered by their own files
+      case ir::OpClass::Transfer:
+      case ir::OpClass::CustomCall:
+      case ir::OpClass::CustomOutput: break;  // registered by their own files
     }
   }
   table[static_cast<int>(OpId::constant)] = constant;

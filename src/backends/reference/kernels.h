@@ -28,6 +28,7 @@ void register_layout_kernels(KernelTable& table);
 void register_index_kernels(KernelTable& table);
 void register_dot_kernels(KernelTable& table);
 void register_conv_kernels(KernelTable& table);
+void register_custom_kernels(KernelTable& table);
 
 Value allocate_value(const Shape& shape, DType dtype, Device device);
 

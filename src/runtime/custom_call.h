@@ -1,0 +1,33 @@
+#pragma once
+// Running registered kernels (xlite/kernels.h): the thunks of custom_call and custom_output steps, and the
+// one function that calls a kernel's CPU implementation, which the reference evaluator shares.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "ir/graph.h"
+#include "runtime/program.h"
+#include "xlite/kernels.h"
+
+namespace xlite::runtime {
+
+// Calls kernel.cpu over the buffers on `device`'s threads. A failure the kernel reports (CpuContext::fail)
+// comes back as "[kernel] message"; an xlite::Error it throws propagates as it is, anything else it throws
+// becomes one naming the kernel.
+std::optional<std::string> run_cpu_kernel(const kernels::Kernel& kernel, const kernels::Attrs& attrs,
+                                          std::span<const void* const> inputs,
+                                          std::span<const kernels::TensorType> input_types,
+                                          std::span<void* const> outputs,
+                                          std::span<const kernels::TensorType> output_types, Device device);
+
+// The step that computes custom_call instruction `instr` of the graph into its buffer (the packed outputs
+// when it has several), reading the values `step_inputs` (ProgramStep::inputs, each value once).
+std::unique_ptr<Thunk> make_custom_call_thunk(const ir::Graph& graph, int32_t instr,
+                                              std::span<const int32_t> step_inputs);
+// The step of a custom_output: a view of its output inside the call's packed buffer, which it keeps alive;
+// nothing is copied (the step replaces its output, runtime::ProgramStep::replaces_output).
+std::unique_ptr<Thunk> make_custom_output_thunk(const ir::Graph& graph, int32_t instr);
+
+}  // namespace xlite::runtime

@@ -1,0 +1,402 @@
+// Custom kernels (xlite/kernels.h): registration, calls in lazy and eager mode and inside compile(fn), the
+// text IR, both backends, errors at trace and run time, and gradients through a kernel's backward.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <vector>
+#include <xlite/xlite.h>
+
+#include "ir/graph.h"
+#include "test_support.h"
+#include "testing/random_graph.h"
+
+namespace xl = xlite;
+namespace k = xlite::kernels;
+using xlite_test::ErrorMessage;
+using xlite_test::Occurrences;
+
+namespace {
+
+std::atomic<int64_t> g_scale_runs{0};
+
+[[noreturn]] void Refuse(const std::string& kernel, const std::string& why) {
+  throw xl::Error("[" + kernel + "] " + why);
+}
+
+// y = x * factor, elementwise over f32.
+void RegisterScale() {
+  k::register_kernel({.name = "test.scale",
+                      .shape =
+                          [](const std::vector<k::TensorType>& in, const k::Attrs&) {
+                            if (in.size() != 1 || in[0].dtype != xl::DType::f32)
+                              Refuse("test.scale", "takes one f32 tensor");
+                            return in;
+                          },
+                      .cpu =
+                          [](const k::CpuCall& call, k::CpuContext& context) {
+                            ++g_scale_runs;
+                            const float* x = call.input<float>(0);
+                            float* y = call.output<float>(0);
+                            const double factor = call.float_attr("factor");
+                            context.parallel_for(call.input_type(0).numel(), 1024, [&](int64_t begin, int64_t end) {
+                              for (int64_t i = begin; i < end; ++i) y[i] = static_cast<float>(x[i] * factor);
+                            });
+                          },
+                      .backward =
+                          [](const std::vector<xl::Tensor>&, const std::vector<xl::Tensor>&,
+                             const std::vector<xl::Tensor>& grads, const k::Attrs& attrs) {
+                            return std::vector<xl::Tensor>{grads[0] * std::get<double>(attrs.at("factor"))};
+                          }});
+}
+
+// Per row of x [R, C] f32: its maximum and where it is (two outputs).
+void RegisterRowMax() {
+  k::register_kernel(
+      {.name = "test.row_max",
+       .shape =
+           [](const std::vector<k::TensorType>& in, const k::Attrs&) {
+             if (in.size() != 1 || in[0].shape.size() != 2 || in[0].dtype != xl::DType::f32 || in[0].shape[1] == 0)
+               Refuse("test.row_max", "takes one f32 matrix with columns");
+             return std::vector<k::TensorType>{{{in[0].shape[0]}, xl::DType::f32}, {{in[0].shape[0]}, xl::DType::i64}};
+           },
+       .cpu =
+           [](const k::CpuCall& call, k::CpuContext& context) {
+             const int64_t rows = call.input_type(0).shape[0], cols = call.input_type(0).shape[1];
+             const float* x = call.input<float>(0);
+             context.parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
+               for (int64_t r = begin; r < end; ++r) {
+                 int64_t best = 0;
+                 for (int64_t c = 1; c < cols; ++c)
+                   if (x[r * cols + c] > x[r * cols + best]) best = c;
+                 call.output<float>(0)[r] = x[r * cols + best];
+                 call.output<int64_t>(1)[r] = best;
+               }
+             });
+           }});
+}
+
+// Rows of table [N, D] f32 picked by index [M] i64; an index out of range fails at run time.
+void RegisterTakeRows() {
+  k::register_kernel(
+      {.name = "test.take_rows",
+       .shape =
+           [](const std::vector<k::TensorType>& in, const k::Attrs&) {
+             if (in.size() != 2 || in[0].shape.size() != 2 || in[1].shape.size() != 1 || in[1].dtype != xl::DType::i64)
+               Refuse("test.take_rows", "takes a matrix and an i64 index vector");
+             return std::vector<k::TensorType>{{{in[1].shape[0], in[0].shape[1]}, in[0].dtype}};
+           },
+       .cpu =
+           [](const k::CpuCall& call, k::CpuContext& context) {
+             const int64_t n = call.input_type(0).shape[0], d = call.input_type(0).shape[1];
+             const int64_t* index = call.input<int64_t>(1);
+             // Scratch: the row offsets, checked before anything is written.
+             auto* offsets = static_cast<int64_t*>(context.scratch(sizeof(int64_t) * call.input_type(1).numel()));
+             for (int64_t m = 0; m < call.input_type(1).numel(); ++m) {
+               if (index[m] < 0 || index[m] >= n)
+                 context.fail("index " + std::to_string(index[m]) + " is out of range for " + std::to_string(n) +
+                              " rows");
+               offsets[m] = index[m] * d;
+             }
+             for (int64_t m = 0; m < call.input_type(1).numel(); ++m)
+               for (int64_t j = 0; j < d; ++j) call.output<float>(0)[m * d + j] = call.input<float>(0)[offsets[m] + j];
+           }});
+}
+
+template <class T>
+void RmsNormRows(const k::CpuCall& call, k::CpuContext& context) {
+  const int64_t d = call.input_type(0).shape.back(), rows = d == 0 ? 0 : call.input_type(0).numel() / d;
+  const double eps = call.float_attr("eps");
+  const T *x = call.input<T>(0), *w = call.input<T>(1);
+  T* y = call.output<T>(0);
+  context.parallel_for(rows, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      double squares = 0;
+      for (int64_t j = 0; j < d; ++j) squares += double(x[r * d + j]) * x[r * d + j];
+      const double scale = 1.0 / std::sqrt(squares / static_cast<double>(d) + eps);
+      for (int64_t j = 0; j < d; ++j) y[r * d + j] = static_cast<T>(x[r * d + j] * scale * w[j]);
+    }
+  });
+}
+
+// The composite rms_norm, for the backward and as the reference.
+xl::Tensor RmsNormOps(const xl::Tensor& x, const xl::Tensor& w, double eps) {
+  return x * xl::rsqrt(xl::mean(x * x, {-1}, true) + eps) * w;
+}
+
+// The README's example: a fused rms_norm over the last dim, with its backward written in ops.
+void RegisterRmsNorm() {
+  k::register_kernel({
+      .name = "rms_norm",
+      .shape = [](const std::vector<k::TensorType>& in, const k::Attrs&) -> std::vector<k::TensorType> {
+        if (in.size() != 2 || in[0].shape.empty() || in[1].shape != xl::Shape{in[0].shape.back()} ||
+            in[0].dtype != in[1].dtype || (in[0].dtype != xl::DType::f32 && in[0].dtype != xl::DType::f64))
+          throw xl::Error("[rms_norm] takes x [..., D] and weight [D] of one float dtype");
+        return {in[0]};
+      },
+      .cpu =
+          [](const k::CpuCall& call, k::CpuContext& context) {
+            call.input_type(0).dtype == xl::DType::f32 ? RmsNormRows<float>(call, context)
+                                                       : RmsNormRows<double>(call, context);
+          },
+      .backward =
+          [](const std::vector<xl::Tensor>& in, const std::vector<xl::Tensor>&, const std::vector<xl::Tensor>& grads,
+             const k::Attrs& attrs) {
+            // d/dx of x r w with r = (mean(x^2) + eps)^-1/2: r w g - x r^3 mean(x w g); d/dw: the rows' sum of g x r.
+            const xl::Tensor &x = in[0], &w = in[1], &g = grads[0];
+            const xl::Tensor r = xl::rsqrt(xl::mean(xl::square(x), {-1}, true) + std::get<double>(attrs.at("eps")));
+            std::vector<int64_t> rows(static_cast<size_t>(x.dim() - 1));
+            std::iota(rows.begin(), rows.end(), 0);
+            const xl::Tensor dx = r * w * g - x * xl::pow(r, 3.0) * xl::mean(x * w * g, {-1}, true);
+            return std::vector<xl::Tensor>{dx, xl::sum(g * x * r, rows)};
+          },
+  });
+}
+
+void RegisterAll() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    RegisterScale();
+    RegisterRowMax();
+    RegisterTakeRows();
+    RegisterRmsNorm();
+  });
+}
+
+std::vector<float> Values(const xl::Tensor& t) { return t.to_vector<float>(); }
+std::vector<double> Doubles(const xl::Tensor& t) { return t.to(xl::DType::f64).to_vector<double>(); }
+
+xl::Tensor Data(const xl::Shape& shape, double step = 0.37) {
+  std::vector<float> v(static_cast<size_t>(xl::numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(static_cast<double>(i) * step) * 2.0);
+  xl::Tensor t = xl::tensor(v, shape);
+  xl::sync();
+  return t;
+}
+
+}  // namespace
+
+TEST(CustomKernel, ACallIsOneNodeNamedInTheTextIrWhichRoundTrips) {
+  RegisterAll();
+  xl::Tensor x = Data({3, 4});
+  xl::Tensor y = k::call("test.scale", {x + 1.0}, {{"factor", 2.5}})[0] * 2.0;
+  const std::string text = xl::debug::graph_text({y});
+  EXPECT_EQ(Occurrences(text, "custom_call(%"), 1) << text;
+  EXPECT_NE(text.find("kernel=\"test.scale\", args=\"factor=2.5\") : f32[3,4]"), std::string::npos) << text;
+  const xl::ir::Graph parsed = xl::ir::parse_graph(text);
+  EXPECT_EQ(xl::ir::to_text(parsed), text);
+  EXPECT_EQ(parsed.hash(), xl::debug::graph_hash({y}));
+  // Not fused: the call is a region of its own, between the loops before and after it.
+  const std::string optimized = xl::debug::optimized_text({y});
+  EXPECT_NE(optimized.find("operand of %"), std::string::npos) << optimized;
+  const std::vector<float> got = Values(y), in = Values(x);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_FLOAT_EQ(got[i], (in[i] + 1.0f) * 2.5f * 2.0f);
+}
+
+TEST(CustomKernel, AttributesArePartOfTheGraph) {
+  RegisterAll();
+  xl::Tensor x = Data({5});
+  const k::Attrs attrs = {{"factor", 3.0},
+                          {"note", std::string("a \"quoted\" #text, with 'marks'")},
+                          {"shape", std::vector<int64_t>{2, -3}},
+                          {"steps", int64_t{7}}};
+  xl::Tensor y = k::call("test.scale", {x}, attrs)[0];
+  xl::Tensor z = k::call("test.scale", {x}, {{"factor", 3.5}})[0];
+  EXPECT_NE(xl::debug::graph_hash({y}), xl::debug::graph_hash({z}));
+  const std::string text = xl::debug::graph_text({y});
+  EXPECT_EQ(xl::ir::to_text(xl::ir::parse_graph(text)), text) << text;
+  EXPECT_NE(
+      text.find("factor=3.0, note='a \\x22quoted\\x22 \\x23text, with \\x5c'marks\\x5c'', shape=[2, -3], steps=7"),
+      std::string::npos)
+      << text;
+  EXPECT_FLOAT_EQ(Values(y)[1], Values(x)[1] * 3.0f);
+}
+
+TEST(CustomKernel, SeveralOutputsComeBackAsTensors) {
+  RegisterAll();
+  xl::Tensor x = Data({6, 5});
+  std::vector<xl::Tensor> out = k::call("test.row_max", {x});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), xl::Shape({6}));
+  EXPECT_EQ(out[1].dtype(), xl::DType::i64);
+  const std::string text = xl::debug::graph_text(out);
+  EXPECT_NE(text.find("custom_output(%1, index=1, dtype=i64, shape=[6], offset=64) : i64[6]"), std::string::npos)
+      << text;
+  EXPECT_EQ(xl::ir::parse_graph(text).hash(), xl::debug::graph_hash(out));
+  EXPECT_EQ(Values(out[0]), Values(xl::max(x, {1})));
+  EXPECT_EQ(out[1].to_vector<int64_t>(), xl::argmax(x, 1).to_vector<int64_t>());
+}
+
+TEST(CustomKernel, RunsInEagerModeAndInsideCompiledSteps) {
+  RegisterAll();
+  xl::Tensor x = Data({4, 3});
+  const std::vector<float> want = Values(xl::max(x * 2.0, {1}));
+  {
+    xl::EagerModeGuard eager(true);
+    std::vector<xl::Tensor> out = k::call("test.row_max", {k::call("test.scale", {x}, {{"factor", 2.0}})[0]});
+    EXPECT_FALSE(out[0].is_pending());
+    EXPECT_EQ(Values(out[0]), want);
+  }
+  auto step = xl::compile([](const xl::Tensor& t) {
+    return k::call("test.row_max", {k::call("test.scale", {t}, {{"factor", 2.0}})[0]})[0];
+  });
+  for (int i = 0; i < 4; ++i) {
+    xl::Tensor in = Data({4, 3}, 0.1 * (i + 1));
+    EXPECT_EQ(Values(step(in)), Values(xl::max(in * 2.0, {1}))) << "call " << i;
+  }
+  EXPECT_TRUE(step.last_call().replayed);
+}
+
+TEST(CustomKernel, ACallReadByTwoConsumersRunsOnce) {
+  RegisterAll();
+  xl::Tensor x = Data({64});
+  xl::Tensor y = k::call("test.scale", {x}, {{"factor", 3.0}})[0];
+  xl::Tensor a = xl::exp(y), b = y * y;
+  const int64_t before = g_scale_runs;
+  xl::sync({a, b});
+  EXPECT_EQ(g_scale_runs - before, 1);
+}
+
+TEST(CustomKernel, TheReferenceBackendRunsTheSameKernels) {
+  RegisterAll();
+  // random_arguments gives integers in [0, 20): in range for a table of 20 rows.
+  const xl::ir::Graph graph = xl::ir::parse_graph(R"(
+    %x = parameter(index=0) : f32[20,4]
+    %i = parameter(index=1) : i64[3]
+    %w = parameter(index=2) : f32[4]
+    %s = custom_call(%x, kernel="test.scale", args="factor=-1.5") : f32[20,4]
+    %p = custom_call(%s, kernel="test.row_max", args="") : u8[320]
+    %m = custom_output(%p, index=0, dtype=f32, shape=[20], offset=0) : f32[20]
+    %a = custom_output(%p, index=1, offset=128, shape=[20], dtype=i64) : i64[20]
+    %t = custom_call(%s, %i, kernel="test.take_rows", args="") : f32[3,4]
+    %n = custom_call(%t, %w, kernel="rms_norm", args="eps=0.001") : f32[3,4]
+    %e = exp(%m) : f32[20]
+    return %e, %a, %n
+  )");
+  const std::vector<xl::BufferPtr> args = xl::testing::random_arguments(graph, 3);
+  const xl::testing::Comparison same = xl::testing::compare_backends(graph, args, "reference", "cpu", 1e-5, 1e-5);
+  EXPECT_TRUE(same.ok) << same.message;
+  // A wrong offset or type for an output is refused.
+  EXPECT_NE(ErrorMessage([] {
+              xl::ir::parse_graph(R"(
+                %x = parameter(index=0) : f32[2,3]
+                %p = custom_call(%x, kernel="test.row_max", args="") : u8[128]
+                %a = custom_output(%p, index=1, offset=8, shape=[2], dtype=i64) : i64[2]
+                return %a)");
+            }).find("offset 8 but output 1 starts at byte 64"),
+            std::string::npos);
+}
+
+TEST(CustomKernel, BadCallsAreRefusedAtTraceTimeNamingTheKernel) {
+  RegisterAll();
+  xl::Tensor ints = xl::tensor(std::vector<int64_t>{1, 2});
+  EXPECT_EQ(ErrorMessage([&] { k::call("test.scale", {ints}, {{"factor", 1.0}}); }),
+            "[test.scale] takes one f32 tensor");
+  EXPECT_NE(ErrorMessage([&] { k::call("no.such.kernel", {ints}); }).find("no kernel named 'no.such.kernel'"),
+            std::string::npos);
+  EXPECT_NE(ErrorMessage([&] { k::call("test.scale", {Data({2})}, {{"bad name", 1.0}}); }).find("'bad name'"),
+            std::string::npos);
+  // A missing attribute is the kernel's error when it runs.
+  EXPECT_NE(ErrorMessage([&] {
+              k::call("test.scale", {Data({2})})[0].to_vector<float>();
+            }).find("[test.scale] attribute 'factor' is missing"),
+            std::string::npos);
+  // Text naming an unregistered kernel says so.
+  EXPECT_NE(ErrorMessage([] {
+              xl::ir::parse_graph(
+                  "%x = parameter(index=0) : f32[2]\n%y = custom_call(%x, kernel=\"nope\", args=\"\") : f32[2]\nreturn "
+                  "%y\n");
+            }).find("no kernel named 'nope' is registered"),
+            std::string::npos);
+  EXPECT_THROW(RegisterScale(), xl::Error);  // registered already
+  EXPECT_THROW(k::register_kernel({.name = "1bad", .shape = {}, .cpu = {}}), xl::Error);
+  EXPECT_THROW(k::register_kernel({.name = "no_impl", .shape = [](const auto& in, const auto&) { return in; }}),
+               xl::Error);
+}
+
+TEST(CustomKernel, AFailureAtRunTimeIsAnErrorAndTheRuntimeGoesOn) {
+  RegisterAll();
+  xl::Tensor table = Data({4, 3});
+  xl::Tensor bad = xl::tensor(std::vector<int64_t>{1, 7});
+  for (bool eager : {false, true}) {
+    xl::EagerModeGuard mode(eager);
+    EXPECT_EQ(ErrorMessage([&] { k::call("test.take_rows", {table, bad})[0].to_vector<float>(); }),
+              "[test.take_rows] index 7 is out of range for 4 rows")
+        << "eager " << eager;
+    xl::Tensor good = k::call("test.take_rows", {table, xl::tensor(std::vector<int64_t>{3, 0})})[0];
+    const std::vector<float> rows = Values(good), all = Values(table);
+    EXPECT_EQ(std::vector<float>(rows.begin(), rows.begin() + 3), std::vector<float>(all.begin() + 9, all.end()));
+  }
+}
+
+TEST(CustomKernel, GradientsComeFromTheKernelsBackward) {
+  RegisterAll();
+  xl::Tensor x = Data({3, 8}).requires_grad_(), w = (Data({8}, 0.9) + 2.0).requires_grad_();
+  xl::sync();
+  xl::Tensor loss = xl::sum(xl::sin(k::call("rms_norm", {x, w}, {{"eps", 1e-5}})[0]));
+  loss.backward();
+  const xl::Tensor gx = x.grad(), gw = w.grad();
+  // Against autodiff of the same function written in ops.
+  xl::Tensor x2 = x.detach().requires_grad_(), w2 = w.detach().requires_grad_();
+  xl::sum(xl::sin(RmsNormOps(x2, w2, 1e-5))).backward();
+  xlite_test::ExpectClose(Values(gx), Doubles(x2.grad()), 1e-5, 1e-5);
+  xlite_test::ExpectClose(Values(gw), Doubles(w2.grad()), 1e-5, 1e-5);
+}
+
+TEST(CustomKernel, GradientsMatchFiniteDifferencesInF64) {
+  RegisterAll();
+  xl::Tensor x = Data({2, 5}).to(xl::DType::f64), w = (Data({5}, 1.3) + 2.5).to(xl::DType::f64);
+  xl::sync();
+  auto f = [](const xl::Tensor& a, const xl::Tensor& b) {
+    return xl::sum(xl::sin(k::call("rms_norm", {a, b}, {{"eps", 1e-3}})[0]));
+  };
+  std::vector<xl::Tensor> grads = xl::grad([&](const std::vector<xl::Tensor>& in) { return f(in[0], in[1]); }, {x, w});
+  for (int which = 0; which < 2; ++which) {
+    const xl::Tensor& base = which == 0 ? x : w;
+    std::vector<double> values = base.to_vector<double>(), want(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      auto at = [&](double delta) {
+        std::vector<double> moved = values;
+        moved[i] += delta;
+        xl::Tensor t = xl::tensor(moved, base.shape());
+        return (which == 0 ? f(t, w) : f(x, t)).item<double>();
+      };
+      want[i] = (at(1e-6) - at(-1e-6)) / 2e-6;
+    }
+    const std::vector<double> got = grads[which].to_vector<double>();
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "input " << which << " element " << i;
+  }
+}
+
+TEST(CustomKernel, AKernelWithoutABackwardSaysSoWhenDifferentiated) {
+  RegisterAll();
+  xl::Tensor x = Data({2, 3}).requires_grad_();
+  std::vector<xl::Tensor> out = k::call("test.row_max", {x});
+  EXPECT_NE(ErrorMessage([&] { xl::sum(out[0]).backward(); }).find("[test.row_max] has no backward"),
+            std::string::npos);
+  // Without gradients wanted, it just runs.
+  xl::NoGradGuard no_grad;
+  EXPECT_EQ(Values(k::call("test.row_max", {x})[0]), Values(xl::max(x, {1})));
+}
+
+TEST(CustomKernel, OutputsCountInTheMemoryPlanAndTheStablehloExportNamesTheKernel) {
+  RegisterAll();
+  xl::Tensor x = Data({256, 64});
+  std::vector<xl::Tensor> out = k::call("test.row_max", {k::call("test.scale", {x}, {{"factor", 2.0}})[0]});
+  const xl::debug::MemoryStats stats = xl::debug::memory_stats({out[1]});
+  EXPECT_GE(stats.temp_bytes, 256 * 64 * 4) << "the scaled copy is an intermediate";
+  // Profiles, traces and timelines name each call by its kernel.
+  bool named = false;
+  for (const xl::debug::MemoryStep& step : xl::debug::memory_timeline({out[1]}))
+    named = named || step.step == "custom_call test.scale f32[256,64]";
+  EXPECT_TRUE(named);
+  const std::string module = xl::debug::stablehlo(out);
+  EXPECT_NE(module.find("\"stablehlo.custom_call\"(%arg0) <{backend_config = \"factor=2.0\", call_target_name = "
+                        "\"test.scale\"}>"),
+            std::string::npos)
+      << module;
+  EXPECT_NE(module.find(":2 = \"stablehlo.custom_call\""), std::string::npos) << module;
+}
