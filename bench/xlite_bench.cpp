@@ -6,7 +6,7 @@
 // xlite run starts after xlite::sync() and ends after its own sync (so it includes tracing, the
 // compilation-cache lookup, running, and the result binding: what a user waits for).
 //
-// Usage: xlite_bench [all|elementwise|norm|sums|matmul|eager|compile] [runs]
+// Usage: xlite_bench [all|elementwise|norm|sums|matmul|gmm|eager|compile] [runs]
 // Only the public API (<xlite/xlite.h>) is used, plus <dnnl.h> for the direct oneDNN sgemm peer.
 #include <dnnl.h>
 #include <sys/wait.h>
@@ -292,6 +292,40 @@ void bench_matmul() {
   bench_matmul_shape(512, 768, 3072);
 }
 
+// gmm (the mixture-of-experts grouped matmul) against one dense matmul of the same total size, both through
+// xlite in the same run: [m, k] x [k, n] dense, and the same m rows split into 8 groups, each times its own
+// [k, n] matrix. Equal groups, then skewed ones (one group holds half the rows).
+void bench_gmm_case(const std::string& name, const std::vector<int32_t>& sizes, int64_t m, int64_t k, int64_t n) {
+  xl::manual_seed(5);
+  const int64_t groups = static_cast<int64_t>(sizes.size());
+  xl::Tensor lhs = ready(xl::randn({m, k}));
+  xl::Tensor rhs = ready(xl::randn({groups, k, n}));
+  xl::Tensor dense_rhs = ready(xl::randn({k, n}));
+  xl::Tensor group_sizes = ready(xl::tensor(sizes));
+  auto grouped = [&] {
+    xl::Tensor c = xl::kernels::gmm(lhs, rhs, group_sizes);
+    xl::sync({c});
+  };
+  auto dense = [&] {
+    xl::Tensor c = xl::matmul(lhs, dense_rhs);
+    xl::sync({c});
+  };
+  auto [t_g, t_d] = time_pair(grouped, dense);
+  const double flops = 2.0 * m * n * k;
+  const std::string tag = "gmm_" + name + "_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  emit(tag + ".gmm_GFLOPs", flops / t_g * 1e-9, "GFLOP/s");
+  emit(tag + ".dense_GFLOPs", flops / t_d * 1e-9, "GFLOP/s");
+  emit(tag + ".gmm_over_dense", t_d / t_g, "x");
+}
+
+void bench_gmm() {
+  const int64_t m = 2048, k = 512, n = 1024;
+  bench_gmm_case("equal8", std::vector<int32_t>(8, static_cast<int32_t>(m / 8)), m, k, n);
+  std::vector<int32_t> skewed(8, static_cast<int32_t>(m / 2 / 7));
+  skewed[0] = static_cast<int32_t>(m - 7 * skewed[1]);  // about half the rows
+  bench_gmm_case("skewed8", skewed, m, k, n);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // 4. Eager mode on 16-element tensors, every op a compilation-cache hit: host overhead per op.
 // The same 10-op sequence runs in bench/torch_peer.cpp.
@@ -497,6 +531,7 @@ int main(int argc, char** argv) {
     if (what == "all" || what == "norm") bench_norm();
     if (what == "all" || what == "sums") bench_sums();
     if (what == "all" || what == "matmul") bench_matmul();
+    if (what == "all" || what == "gmm") bench_gmm();
     if (what == "all" || what == "eager") bench_eager();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xlite_bench: %s\n", e.what());

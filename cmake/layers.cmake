@@ -73,6 +73,8 @@ xlite_layer(lazy FOLDERS lazy BELOW compiler tensor)
 xlite_layer(io FOLDERS io BELOW runtime tensor)
 xlite_layer(ops FOLDERS ops BELOW lazy)
 xlite_layer(autograd FOLDERS autograd BELOW ops)
+# The built-in custom kernels (gmm, tgmm, ...): their CPU code calls oneDNN's sgemm.
+xlite_layer(kernels FOLDERS kernels BELOW autograd EXTERNAL)
 xlite_layer(debug FOLDERS debug BELOW lazy)
 # Built only from the public API (include/xlite).
 xlite_layer(nn FOLDERS nn)

@@ -152,4 +152,15 @@ bool is_registered(const std::string& name);
 // device; attributes are checked by the kernel's shape rule.
 std::vector<Tensor> call(const std::string& name, const std::vector<Tensor>& inputs, const Attrs& attrs = {});
 
+// ---- Built-in kernels (registered in every process; text IR names them "gmm", "tgmm") ----
+
+// Grouped matmul for mixture-of-experts: the rows of lhs [m, k] fall into G consecutive groups of
+// group_sizes [G] (i32) rows, and group g is multiplied by rhs[g] ([G, k, n]): out [m, n]. f32; groups may
+// be empty; sizes that are negative or do not sum to m raise xlite::Error when the kernel runs.
+// Differentiable in lhs (gmm(grad, rhs^T)) and rhs (tgmm(lhs^T, grad)).
+Tensor gmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
+// Transposed grouped matmul: lhs [k, m] and rhs [m, n] split along m into the groups, out[g] = lhs[:, group g]
+// x rhs[group g, :] ([G, k, n]; an empty group gives zeros). f32, differentiable in lhs and rhs.
+Tensor tgmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
+
 }  // namespace xlite::kernels

@@ -25,13 +25,30 @@ struct Registry final : RuntimeState {
     return std::to_string(kernels.size()) + " kernels" + (names.empty() ? "" : ": " + names);
   }
 };
-Registry& registry() { return runtime_context::state<Registry>("custom kernels"); }
-
 bool is_name(std::string_view name, bool dots) {
   if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
   for (char c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (dots && c == '.'))) return false;
   return true;
+}
+
+Registry& registry_state() { return runtime_context::state<Registry>("custom kernels"); }
+Registry& registry() {
+  static std::once_flag builtins;
+  std::call_once(builtins, ir::register_builtin_kernels);
+  return registry_state();
+}
+
+void add(Registry& r, kernels::Kernel kernel) {
+  if (!is_name(kernel.name, true))
+    throw Error("[register_kernel] '" + kernel.name +
+                "' is not a kernel name (a letter or '_', then letters, digits, '_' and '.')");
+  if (!kernel.shape || !kernel.cpu)
+    throw Error("[register_kernel] kernel '" + kernel.name + "' needs a shape rule and a CPU implementation");
+  std::lock_guard lock(r.mutex);
+  const std::string name = kernel.name;
+  if (!r.kernels.emplace(name, std::make_unique<const kernels::Kernel>(std::move(kernel))).second)
+    throw Error("[register_kernel] a kernel named '" + name + "' is registered already");
 }
 
 [[noreturn]] void attr_error(const std::string& kernel, const std::string& name, const char* wanted) {
@@ -42,18 +59,7 @@ bool is_name(std::string_view name, bool dots) {
 
 namespace kernels {
 
-void register_kernel(Kernel kernel) {
-  if (!is_name(kernel.name, true))
-    throw Error("[register_kernel] '" + kernel.name +
-                "' is not a kernel name (a letter or '_', then letters, digits, '_' and '.')");
-  if (!kernel.shape || !kernel.cpu)
-    throw Error("[register_kernel] kernel '" + kernel.name + "' needs a shape rule and a CPU implementation");
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  const std::string name = kernel.name;
-  if (!r.kernels.emplace(name, std::make_unique<const Kernel>(std::move(kernel))).second)
-    throw Error("[register_kernel] a kernel named '" + name + "' is registered already");
-}
+void register_kernel(Kernel kernel) { add(registry(), std::move(kernel)); }
 
 bool is_registered(const std::string& name) {
   Registry& r = registry();
@@ -93,6 +99,8 @@ const std::string& AttrReader::string_attr(const std::string& name) const {
 }  // namespace kernels
 
 namespace ir {
+
+void add_builtin_kernel(kernels::Kernel kernel) { add(registry_state(), std::move(kernel)); }
 
 const kernels::Kernel& kernel_named(std::string_view name) {
   Registry& r = registry();

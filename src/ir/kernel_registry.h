@@ -18,6 +18,12 @@ namespace xlite::ir {
 // The kernel, or an xlite::Error "[custom_call] no kernel named 'x' is registered".
 const kernels::Kernel& kernel_named(std::string_view name);
 
+// The built-in kernels (src/kernels/builtin.cpp) are registered on the registry's first use, through this,
+// so that their names are taken before any user's and text IR that names them parses in any process.
+void register_builtin_kernels();
+// register_kernel without that first use: for register_builtin_kernels itself.
+void add_builtin_kernel(kernels::Kernel kernel);
+
 std::string encode_kernel_attrs(const kernels::Attrs& attrs);
 // Throws xlite::Error naming the text on malformed input.
 kernels::Attrs decode_kernel_attrs(std::string_view text);
