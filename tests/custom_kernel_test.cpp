@@ -196,6 +196,16 @@ TEST(CustomKernel, ACallIsOneNodeNamedInTheTextIrWhichRoundTrips) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_FLOAT_EQ(got[i], (in[i] + 1.0f) * 2.5f * 2.0f);
 }
 
+TEST(CustomKernel, ACallOnConstantsIsNotFolded) {
+  RegisterAll();
+  xl::Tensor y = k::call("test.scale", {xl::ones({4}) * 2.0}, {{"factor", 3.0}})[0];
+  const std::string optimized = xl::debug::optimized_text({y});
+  EXPECT_EQ(Occurrences(optimized, "custom_call("), 1) << optimized;
+  const int64_t before = g_scale_runs;
+  EXPECT_EQ(Values(y), std::vector<float>(4, 6.0f));
+  EXPECT_EQ(g_scale_runs - before, 1);  // it ran when the program did, not while compiling
+}
+
 TEST(CustomKernel, AttributesArePartOfTheGraph) {
   RegisterAll();
   xl::Tensor x = Data({5});
