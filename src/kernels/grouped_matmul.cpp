@@ -2,6 +2,8 @@
 // group's rows, in place in the operands (no copies), threaded inside the sgemm.
 #include <dnnl.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -77,8 +79,24 @@ void gmm_cpu(const CpuCall& call, CpuContext& context) {
   const int64_t m = call.input_type(0).shape[0], k = call.input_type(0).shape[1], n = call.input_type(1).shape[2];
   const float *lhs = call.input<float>(0), *rhs = call.input<float>(1);
   float* out = call.output<float>(0);
-  for_each_group(group_sizes(call, context, 2, m), [&](int64_t g, int64_t row, int64_t rows) {
+  const std::vector<int64_t> sizes = group_sizes(call, context, 2, m);
+  auto product = [&](int64_t g, int64_t row, int64_t rows) {
     sgemm("gmm", rows, n, k, lhs + row * k, k, rhs + g * k * n, n, out + row * n, n);
+  };
+  // A group of more than a thread's share of the rows runs alone, sgemm threading inside it; the others
+  // run side by side, one thread each (an sgemm inside a parallel region runs on its thread). Measured
+  // with 8 groups of 2048x512x1024: one group at a time reached 0.69x a dense matmul of the same size, side
+  // by side 0.95x; with one group holding half the rows side by side fell to 0.68x.
+  const int64_t share = m / std::max(1, context.num_threads());
+  std::vector<std::array<int64_t, 3>> small;  // group, first row, rows
+  for_each_group(sizes, [&](int64_t g, int64_t row, int64_t rows) {
+    if (rows > share)
+      product(g, row, rows);
+    else if (rows > 0)
+      small.push_back({g, row, rows});
+  });
+  context.parallel_for(static_cast<int64_t>(small.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) product(small[i][0], small[i][1], small[i][2]);
   });
 }
 
