@@ -163,4 +163,12 @@ Tensor gmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
 // x rhs[group g, :] ([G, k, n]; an empty group gives zeros). f32, differentiable in lhs and rhs.
 Tensor tgmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
 
+// softmax(q k^T * sm_scale + mask) v without materializing the scores: q [B, H, Sq, D], k and v
+// [B, Hkv, Skv, D] with H a multiple of Hkv (grouped- and multi-query attention), f32. causal masks are
+// aligned to the end (query i sees keys j <= i + Skv - Sq); with segment ids (i32 [B, Sq] and [B, Skv]) a
+// query sees only keys of its own segment. A row that sees no key gives zeros. Differentiable in q, k, v
+// (a tiled backward that recomputes the probabilities from the saved log-sum-exp).
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false, double sm_scale = 1.0,
+                       const Tensor& q_segment_ids = Tensor(), const Tensor& kv_segment_ids = Tensor());
+
 }  // namespace xlite::kernels

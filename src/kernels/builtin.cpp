@@ -4,6 +4,9 @@
 
 namespace xlite::ir {
 
-void register_builtin_kernels() { kernels::builtin::register_grouped_matmul(); }
+void register_builtin_kernels() {
+  kernels::builtin::register_grouped_matmul();
+  kernels::builtin::register_flash_attention();
+}
 
 }  // namespace xlite::ir

@@ -2,6 +2,7 @@
 // Each family of built-in kernels registers itself (ir::add_builtin_kernel) from here.
 namespace xlite::kernels::builtin {
 
-void register_grouped_matmul();  // gmm, tgmm (grouped_matmul.cpp)
+void register_grouped_matmul();   // gmm, tgmm (grouped_matmul.cpp)
+void register_flash_attention();  // flash_attention, flash_attention_backward (flash_attention.cpp)
 
 }  // namespace xlite::kernels::builtin

@@ -1,0 +1,319 @@
+// flash_attention: softmax(q k^T * scale + mask) v without the S x S matrix. The forward keeps, per query
+// row, the running maximum and sum of its exponentials over blocks of keys (online softmax) and saves the
+// row's log-sum-exp; the backward recomputes each block's probabilities from it. Tile products are
+// oneDNN sgemms on one thread each; blocks of queries (forward, dq) or keys (dk, dv) run side by side.
+// Extra memory is the saved log-sum-exp and, per thread, one block of scores and of the output: O(B*H*S*D)
+// in all, never S x S. f32 only so far.
+#include <dnnl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ir/kernel_registry.h"
+#include "kernels/builtin.h"
+#include "xlite/error.h"
+#include "xlite/kernels.h"
+#include "xlite/ops.h"
+
+namespace xlite::kernels {
+namespace {
+
+constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kKeyBlock = 128;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+[[noreturn]] void refuse(const std::string& why) { throw Error("[flash_attention] " + why); }
+std::string type_text(const TensorType& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
+
+// The problem's sizes, read from q [B, H, Sq, D] and k [B, Hkv, Skv, D].
+struct Dims {
+  int64_t batch, heads, kv_heads, sq, skv, d;
+  int64_t group() const { return heads / kv_heads; }
+  // Causal masks are aligned to the end: query i sees keys j <= i + offset.
+  int64_t offset() const { return skv - sq; }
+};
+
+Dims dims_of(const TensorType& q, const TensorType& k) {
+  return {q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3]};
+}
+
+// Checks q, k, v (and the segment ids when present) and returns the sizes.
+Dims check_inputs(const std::vector<TensorType>& in, bool segments, size_t first_extra) {
+  const TensorType &q = in[0], &k = in[1], &v = in[2];
+  for (const TensorType* t : {&q, &k, &v})
+    if (t->dtype != DType::f32 || t->shape.size() != 4)
+      refuse("q, k and v must be f32 [B, H, S, D], got " + type_text(q) + ", " + type_text(k) + ", " + type_text(v));
+  if (k.shape != v.shape || k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
+    refuse("k and v must be [B, Hkv, Skv, D] with q's B and D, got " + type_text(q) + ", " + type_text(k) + ", " +
+           type_text(v));
+  if (k.shape[1] == 0 || q.shape[1] % k.shape[1] != 0)
+    refuse("q's " + std::to_string(q.shape[1]) + " heads are not a multiple of k's " + std::to_string(k.shape[1]));
+  if (segments) {
+    const TensorType &qs = in[first_extra], &ks = in[first_extra + 1];
+    if (qs != TensorType{{q.shape[0], q.shape[2]}, DType::i32} ||
+        ks != TensorType{{k.shape[0], k.shape[2]}, DType::i32})
+      refuse("segment ids must be i32 [B, Sq] and i32 [B, Skv], got " + type_text(qs) + " and " + type_text(ks));
+  }
+  return dims_of(q, k);
+}
+
+bool has_segments(const Attrs& attrs) {
+  auto it = attrs.find("segments");
+  return it != attrs.end() && std::get_if<int64_t>(&it->second) && std::get<int64_t>(it->second) != 0;
+}
+
+// C [m, n] (+)= A [m, k] x B, B given as [k, n] or, transposed, as [n, k]; one thread.
+void gemm(bool b_transposed, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+          float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (beta == 0)
+      for (int64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + n, 0.0f);
+    return;
+  }
+  if (dnnl_sgemm('N', b_transposed ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) != dnnl_success)
+    throw Error("[flash_attention] oneDNN's sgemm failed");
+}
+
+// C [m, n] += alpha A^T B, A given as [k, m] (lda) and B as [k, n]; one thread.
+void gemm_transposed_a(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float* c) {
+  if (m == 0 || n == 0 || k == 0) return;
+  if (dnnl_sgemm('T', 'N', m, n, k, alpha, a, lda, b, ldb, 1.0f, c, n) != dnnl_success)
+    throw Error("[flash_attention] oneDNN's sgemm failed");
+}
+
+// The scores of a block: q rows [q0, q0 + bq) against keys [k0, k0 + bk), scaled and masked to -inf.
+struct Masking {
+  const Dims& dims;
+  bool causal;
+  const int32_t* q_segments;  // this batch's, or null
+  const int32_t* kv_segments;
+  bool visible(int64_t i, int64_t j) const {
+    if (causal && j > i + dims.offset()) return false;
+    return !q_segments || q_segments[i] == kv_segments[j];
+  }
+  // Whether no query of [q0, q1) sees any key of [k0, k1) through the causal mask (the block is skipped).
+  bool block_hidden(int64_t q1, int64_t k0) const { return causal && k0 > q1 - 1 + dims.offset(); }
+};
+
+void scores(const Masking& mask, float scale, const float* q, const float* k, int64_t d, int64_t q0, int64_t bq,
+            int64_t k0, int64_t bk, float* s) {
+  gemm(true, bq, bk, d, q + q0 * d, d, k + k0 * d, d, 0.0f, s, bk);
+  for (int64_t r = 0; r < bq; ++r)
+    for (int64_t c = 0; c < bk; ++c) s[r * bk + c] = mask.visible(q0 + r, k0 + c) ? s[r * bk + c] * scale : kNegInf;
+}
+
+std::vector<TensorType> forward_shape(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const bool segments = has_segments(attrs);
+  if (in.size() != (segments ? 5u : 3u)) refuse("takes q, k, v and, with segments=1, their segment ids");
+  const Dims dims = check_inputs(in, segments, 3);
+  return {in[0], {{dims.batch, dims.heads, dims.sq}, DType::f32}};
+}
+
+void forward_cpu(const CpuCall& call, CpuContext& context) {
+  const Dims dims = dims_of(call.input_type(0), call.input_type(1));
+  const bool causal = call.int_attr("causal") != 0, segments = has_segments(call.attrs());
+  const float scale = static_cast<float>(call.float_attr("sm_scale"));
+  const float *q = call.input<float>(0), *k = call.input<float>(1), *v = call.input<float>(2);
+  float *out = call.output<float>(0), *lse = call.output<float>(1);
+  const int64_t d = dims.d, q_blocks = (dims.sq + kQueryBlock - 1) / kQueryBlock;
+  context.parallel_for(dims.batch * dims.heads * q_blocks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> s(kQueryBlock * kKeyBlock), acc(kQueryBlock * d), row_max(kQueryBlock), row_sum(kQueryBlock);
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t b = item / (dims.heads * q_blocks), h = item / q_blocks % dims.heads, qb = item % q_blocks;
+      const int64_t q0 = qb * kQueryBlock, bq = std::min(kQueryBlock, dims.sq - q0);
+      const int64_t hk = h / dims.group();
+      const float* qh = q + (b * dims.heads + h) * dims.sq * d;
+      const float* kh = k + (b * dims.kv_heads + hk) * dims.skv * d;
+      const float* vh = v + (b * dims.kv_heads + hk) * dims.skv * d;
+      const Masking mask{dims, causal, segments ? call.input<int32_t>(3) + b * dims.sq : nullptr,
+                         segments ? call.input<int32_t>(4) + b * dims.skv : nullptr};
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      std::fill(row_max.begin(), row_max.end(), kNegInf);
+      std::fill(row_sum.begin(), row_sum.end(), 0.0f);
+      for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
+        if (mask.block_hidden(q0 + bq, k0)) break;
+        const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
+        scores(mask, scale, qh, kh, d, q0, bq, k0, bk, s.data());
+        for (int64_t r = 0; r < bq; ++r) {
+          float* sr = s.data() + r * bk;
+          const float block_max = *std::max_element(sr, sr + bk);
+          const float new_max = std::max(row_max[r], block_max);
+          if (new_max == kNegInf) {  // nothing visible yet in this row
+            std::fill(sr, sr + bk, 0.0f);
+            continue;
+          }
+          const float rescale = std::exp(row_max[r] - new_max);
+          float sum = 0;
+          for (int64_t c = 0; c < bk; ++c) sum += (sr[c] = std::exp(sr[c] - new_max));
+          row_sum[r] = row_sum[r] * rescale + sum;
+          row_max[r] = new_max;
+          for (int64_t j = 0; j < d; ++j) acc[r * d + j] *= rescale;
+        }
+        gemm(false, bq, d, bk, s.data(), bk, vh + k0 * d, d, 1.0f, acc.data(), d);
+      }
+      float* oh = out + ((b * dims.heads + h) * dims.sq + q0) * d;
+      float* lh = lse + (b * dims.heads + h) * dims.sq + q0;
+      for (int64_t r = 0; r < bq; ++r) {
+        // A row that sees no key gives zeros, and -inf for its log-sum-exp.
+        const float inverse = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;
+        for (int64_t j = 0; j < d; ++j) oh[r * d + j] = acc[r * d + j] * inverse;
+        lh[r] = row_sum[r] > 0 ? row_max[r] + std::log(row_sum[r]) : kNegInf;
+      }
+    }
+  });
+}
+
+// Inputs q, k, v, out, lse, dout (and segment ids): dq, dk, dv. dk and dv are summed over the query heads
+// of a group.
+std::vector<TensorType> backward_shape(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const bool segments = has_segments(attrs);
+  if (in.size() != (segments ? 8u : 6u))
+    refuse("backward takes q, k, v, out, lse, dout and, with segments=1, their segment ids");
+  const Dims dims = check_inputs(in, segments, 6);
+  if (in[3] != in[0] || in[5] != in[0] || in[4] != TensorType{{dims.batch, dims.heads, dims.sq}, DType::f32})
+    refuse("backward needs out and dout of q's type and lse f32 [B, H, Sq]");
+  return {in[0], in[1], in[2]};
+}
+
+// One query head's rows and its key head's, as the backward reads them.
+struct HeadData {
+  const float *q, *k, *v, *dout, *lse, *delta;
+};
+
+// P = exp(S - lse) of a block (0 where masked), then dP = dO V^T and dS = P (dP - delta).
+void probabilities_and_ds(const Masking& mask, float scale, const HeadData& head, int64_t d, int64_t q0, int64_t bq,
+                          int64_t k0, int64_t bk, float* p, float* ds) {
+  const float *v = head.v, *dout = head.dout, *lse = head.lse, *delta = head.delta;
+  scores(mask, scale, head.q, head.k, d, q0, bq, k0, bk, p);
+  for (int64_t r = 0; r < bq; ++r)
+    for (int64_t c = 0; c < bk; ++c) {
+      float& x = p[r * bk + c];
+      x = x == kNegInf || lse[q0 + r] == kNegInf ? 0.0f : std::exp(x - lse[q0 + r]);
+    }
+  gemm(true, bq, bk, d, dout + q0 * d, d, v + k0 * d, d, 0.0f, ds, bk);
+  for (int64_t r = 0; r < bq; ++r)
+    for (int64_t c = 0; c < bk; ++c) ds[r * bk + c] = p[r * bk + c] * (ds[r * bk + c] - delta[q0 + r]);
+}
+
+// Runs body(outer, start, length, p, ds) for every block of at most `block` of [0, size) under each of
+// `outers` outer indices, side by side, with two score blocks of scratch per thread.
+template <class Body>
+void for_each_block(CpuContext& context, int64_t outers, int64_t size, int64_t block, Body body) {
+  const int64_t blocks = (size + block - 1) / block;
+  context.parallel_for(outers * blocks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> p(kQueryBlock * kKeyBlock), ds(kQueryBlock * kKeyBlock);
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t start = item % blocks * block;
+      body(item / blocks, start, std::min(block, size - start), p.data(), ds.data());
+    }
+  });
+}
+
+void backward_cpu(const CpuCall& call, CpuContext& context) {
+  const Dims dims = dims_of(call.input_type(0), call.input_type(1));
+  const bool causal = call.int_attr("causal") != 0, segments = has_segments(call.attrs());
+  const float scale = static_cast<float>(call.float_attr("sm_scale"));
+  const float *q = call.input<float>(0), *k = call.input<float>(1), *v = call.input<float>(2);
+  const float *out = call.input<float>(3), *lse = call.input<float>(4), *dout = call.input<float>(5);
+  float *dq = call.output<float>(0), *dk = call.output<float>(1), *dv = call.output<float>(2);
+  const int64_t d = dims.d;
+  // delta_i = rowsum(dO_i * O_i), per (b, h, query).
+  std::vector<float> delta(static_cast<size_t>(dims.batch * dims.heads * dims.sq));
+  context.parallel_for(static_cast<int64_t>(delta.size()), 256, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float sum = 0;
+      for (int64_t j = 0; j < d; ++j) sum += dout[i * d + j] * out[i * d + j];
+      delta[i] = sum;
+    }
+  });
+  auto masking = [&](int64_t b) {
+    return Masking{dims, causal, segments ? call.input<int32_t>(6) + b * dims.sq : nullptr,
+                   segments ? call.input<int32_t>(7) + b * dims.skv : nullptr};
+  };
+  auto head = [&](int64_t b, int64_t h) {
+    const int64_t hk = h / dims.group(), rows = (b * dims.heads + h) * dims.sq;
+    const int64_t keys = (b * dims.kv_heads + hk) * dims.skv * d;
+    return HeadData{q + rows * d, k + keys, v + keys, dout + rows * d, lse + rows, delta.data() + rows};
+  };
+  // dk, dv: per (b, kv head, key block), over every query block of every head of the group.
+  for_each_block(context, dims.batch * dims.kv_heads, dims.skv, kKeyBlock,
+                 [&](int64_t outer, int64_t k0, int64_t bk, float* p, float* ds) {
+                   const int64_t b = outer / dims.kv_heads, hk = outer % dims.kv_heads;
+                   const Masking mask = masking(b);
+                   float* dkh = dk + outer * dims.skv * d + k0 * d;
+                   float* dvh = dv + outer * dims.skv * d + k0 * d;
+                   std::fill(dkh, dkh + bk * d, 0.0f);
+                   std::fill(dvh, dvh + bk * d, 0.0f);
+                   for (int64_t h = hk * dims.group(); h < (hk + 1) * dims.group(); ++h) {
+                     const HeadData data = head(b, h);
+                     for (int64_t q0 = 0; q0 < dims.sq; q0 += kQueryBlock) {
+                       const int64_t bq = std::min(kQueryBlock, dims.sq - q0);
+                       if (mask.block_hidden(q0 + bq, k0)) continue;
+                       probabilities_and_ds(mask, scale, data, d, q0, bq, k0, bk, p, ds);
+                       // dV_j += P^T dO_i; dK_j += scale dS^T Q_i.
+                       gemm_transposed_a(bk, d, bq, 1.0f, p, bk, data.dout + q0 * d, d, dvh);
+                       gemm_transposed_a(bk, d, bq, scale, ds, bk, data.q + q0 * d, d, dkh);
+                     }
+                   }
+                 });
+  // dq: per (b, head, query block), over every key block.
+  for_each_block(
+      context, dims.batch * dims.heads, dims.sq, kQueryBlock,
+      [&](int64_t outer, int64_t q0, int64_t bq, float* p, float* ds) {
+        const HeadData data = head(outer / dims.heads, outer % dims.heads);
+        const Masking mask = masking(outer / dims.heads);
+        float* dqh = dq + outer * dims.sq * d + q0 * d;
+        std::fill(dqh, dqh + bq * d, 0.0f);
+        for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
+          if (mask.block_hidden(q0 + bq, k0)) break;
+          const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
+          probabilities_and_ds(mask, scale, data, d, q0, bq, k0, bk, p, ds);
+          // dQ_i += scale dS K_j.
+          if (dnnl_sgemm('N', 'N', bq, d, bk, scale, ds, bk, data.k + k0 * d, d, 1.0f, dqh, d) != dnnl_success)
+            throw Error("[flash_attention] oneDNN's sgemm failed");
+        }
+      });
+}
+
+std::vector<Tensor> with_segments(std::vector<Tensor> inputs, const Tensor& q_segment_ids,
+                                  const Tensor& kv_segment_ids) {
+  if (q_segment_ids.defined() != kv_segment_ids.defined())
+    throw Error("[flash_attention] give both q_segment_ids and kv_segment_ids, or neither");
+  if (q_segment_ids.defined()) inputs.insert(inputs.end(), {q_segment_ids, kv_segment_ids});
+  return inputs;
+}
+
+std::vector<Tensor> forward_backward(const std::vector<Tensor>& in, const std::vector<Tensor>& outputs,
+                                     const std::vector<Tensor>& grads, const Attrs& attrs) {
+  if (!grads[0].defined()) return std::vector<Tensor>(in.size());  // only lse got a gradient: none flows
+  std::vector<Tensor> inputs = {in[0], in[1], in[2], outputs[0], outputs[1], grads[0]};
+  if (in.size() == 5) inputs.insert(inputs.end(), {in[3], in[4]});
+  std::vector<Tensor> d = call("flash_attention_backward", inputs, attrs);
+  d.resize(in.size());  // no gradient for segment ids
+  return d;
+}
+
+}  // namespace
+
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double sm_scale,
+                       const Tensor& q_segment_ids, const Tensor& kv_segment_ids) {
+  const Attrs attrs = {
+      {"causal", int64_t{causal}}, {"sm_scale", sm_scale}, {"segments", int64_t{q_segment_ids.defined()}}};
+  return call("flash_attention", with_segments({q, k, v}, q_segment_ids, kv_segment_ids), attrs)[0];
+}
+
+namespace builtin {
+
+void register_flash_attention() {
+  ir::add_builtin_kernel(
+      {.name = "flash_attention", .shape = forward_shape, .cpu = forward_cpu, .backward = forward_backward});
+  ir::add_builtin_kernel({.name = "flash_attention_backward", .shape = backward_shape, .cpu = backward_cpu});
+}
+
+}  // namespace builtin
+}  // namespace xlite::kernels
