@@ -6,7 +6,7 @@
 // xlite run starts after xlite::sync() and ends after its own sync (so it includes tracing, the
 // compilation-cache lookup, running, and the result binding: what a user waits for).
 //
-// Usage: xlite_bench [all|elementwise|norm|sums|matmul|gmm|eager|compile] [runs]
+// Usage: xlite_bench [all|elementwise|norm|sums|matmul|gmm|attention|eager|compile] [runs]
 // Only the public API (<xlite/xlite.h>) is used, plus <dnnl.h> for the direct oneDNN sgemm peer.
 #include <dnnl.h>
 #include <sys/wait.h>
@@ -326,6 +326,37 @@ void bench_gmm() {
   bench_gmm_case("skewed8", skewed, m, k, n);
 }
 
+// flash_attention's forward against the same attention written in ops (scores, softmax, weighted sum),
+// both compiled by xlite in the same run: B=4, H=8, D=64.
+void bench_attention_case(int64_t s, bool causal) {
+  xl::manual_seed(6);
+  const int64_t b = 4, h = 8, d = 64;
+  xl::Tensor q = ready(xl::randn({b, h, s, d})), k = ready(xl::randn({b, h, s, d})), v = ready(xl::randn({b, h, s, d}));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  xl::Tensor mask = ready(xl::tril(xl::ones({s, s})) > 0.5);
+  auto kernel = [&] {
+    xl::Tensor o = xl::kernels::flash_attention(q, k, v, causal, scale);
+    xl::sync({o});
+  };
+  auto composite = [&] {
+    xl::Tensor scores = xl::matmul(q, xl::transpose(k, 2, 3)) * scale;
+    if (causal) scores = xl::where(mask, scores, -1e30);
+    xl::Tensor o = xl::matmul(xl::softmax(scores, -1), v);
+    xl::sync({o});
+  };
+  auto [t_k, t_c] = time_pair(kernel, composite);
+  const double flops = 4.0 * b * h * s * s * d * (causal ? 0.5 : 1.0);
+  const std::string tag = std::string("attention_") + (causal ? "causal_" : "") + "S" + std::to_string(s);
+  emit(tag + ".flash_GFLOPs", flops / t_k * 1e-9, "GFLOP/s");
+  emit(tag + ".composite_GFLOPs", flops / t_c * 1e-9, "GFLOP/s");
+  emit(tag + ".flash_over_composite", t_c / t_k, "x");
+}
+
+void bench_attention() {
+  for (int64_t s : {512, 1024, 2048})
+    for (bool causal : {false, true}) bench_attention_case(s, causal);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // 4. Eager mode on 16-element tensors, every op a compilation-cache hit: host overhead per op.
 // The same 10-op sequence runs in bench/torch_peer.cpp.
@@ -532,6 +563,7 @@ int main(int argc, char** argv) {
     if (what == "all" || what == "sums") bench_sums();
     if (what == "all" || what == "matmul") bench_matmul();
     if (what == "all" || what == "gmm") bench_gmm();
+    if (what == "all" || what == "attention") bench_attention();
     if (what == "all" || what == "eager") bench_eager();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xlite_bench: %s\n", e.what());
