@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -409,4 +410,61 @@ TEST(CustomKernel, OutputsCountInTheMemoryPlanAndTheStablehloExportNamesTheKerne
             std::string::npos)
       << module;
   EXPECT_NE(module.find(":2 = \"stablehlo.custom_call\""), std::string::npos) << module;
+}
+
+// A kernel that copies through scratch of `take` bytes per call and declares `declared` bytes.
+void RegisterScratchCopy(const std::string& name, int64_t declared) {
+  k::register_kernel(
+      {.name = name,
+       .shape = [](const std::vector<k::TensorType>& in, const k::Attrs&) { return in; },
+       .cpu =
+           [](const k::CpuCall& call, k::CpuContext& context) {
+             const size_t bytes = static_cast<size_t>(call.input_type(0).bytes());
+             void* staging = context.scratch(bytes);
+             std::memcpy(staging, call.input_data(0), bytes);
+             std::memcpy(call.output_data(0), staging, bytes);
+           },
+       .scratch = [declared](const std::vector<k::TensorType>&, const k::Attrs&, int) { return declared; }});
+}
+
+TEST(CustomKernel, DeclaredScratchIsInTheMemoryPlanAndTakingMoreFails) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    RegisterScratchCopy("test.scratch_honest", 4096);
+    RegisterScratchCopy("test.scratch_greedy", 100);
+  });
+  const xl::Tensor x = Data({16, 64});  // 4096 bytes
+  const xl::Tensor honest = k::call("test.scratch_honest", {x})[0] * 2.0;
+  const xl::debug::MemoryStats stats = xl::debug::memory_stats({honest});
+  EXPECT_EQ(stats.scratch_bytes, 4096);
+  EXPECT_GE(stats.temp_bytes, 4096 + 4096) << "the call's output and its scratch are alive together";
+  int64_t peak = 0;
+  for (const xl::debug::MemoryStep& step : xl::debug::memory_timeline({honest})) peak = std::max(peak, step.live_bytes);
+  EXPECT_GE(peak, 3 * 4096) << "argument, output and scratch";
+  EXPECT_EQ(Values(honest), Values(x * 2.0)) << "copied through scratch";
+
+  const std::string message =
+      xlite_test::ErrorMessage([&] { k::call("test.scratch_greedy", {x})[0].to_vector<float>(); });
+  EXPECT_NE(
+      message.find("[test.scratch_greedy] took 4096 bytes of scratch, more than the 100 its scratch rule declared"),
+      std::string::npos)
+      << message;
+  EXPECT_EQ(Values(k::call("test.scratch_honest", {x})[0]), Values(x)) << "the runtime goes on";
+}
+
+// The custom gradient of a call must not keep its outputs alive as tensors: compile(fn) would see a tensor
+// the step made and kept, and trace every call again instead of replaying.
+TEST(CustomKernel, ATrainingStepThroughAKernelReplays) {
+  RegisterAll();
+  xl::Tensor w = Data({4, 3}).requires_grad_();
+  xl::optim::SGD optimizer({w}, 0.1);
+  auto step = xl::compile([&](const xl::Tensor& x) {
+    optimizer.zero_grad();
+    xl::Tensor loss = xl::sum(k::call("test.scale", {x * w}, {{"factor", 2.0}})[0]);
+    loss.backward();
+    optimizer.step();
+    return loss;
+  });
+  for (int i = 0; i < 4; ++i) step(Data({4, 3}, 0.1 * i)).item<float>();
+  EXPECT_TRUE(step.last_call().replayed) << step.last_call().trace_reason;
 }

@@ -4,6 +4,7 @@
 // call sites the reports must name.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -191,6 +192,30 @@ TEST(DebugAnalysis, ExecutionsAreReportedFromLevelTwoAndEagerOpsFromLevelThree) 
   if (level >= 3) {
     EXPECT_NE(eager.find("GFLOP/s"), std::string::npos) << eager;
     EXPECT_NE(eager.find("GB/s"), std::string::npos) << eager;
+  }
+}
+
+// A kernel's cost rule gives its line a rate: gmm of [256, 128] rows by [2, 128, 192] does 2*256*128*192
+// operations. The second call is read: the first also sets oneDNN up.
+TEST(DebugAnalysis, CustomKernelLinesShowTheKernelsRate) {
+  DebugFile file;
+  REQUIRE_DEBUG_FILE(file);
+  if (xl::debug_output::level() < 3) return;  // kernel lines print at level 3 (ctest debug_analysis_level3)
+  const double operations = 2.0 * 256 * 128 * 192;
+  for (int call = 0; call < 2; ++call) {
+    DebugFile this_call;
+    const xl::Tensor out =
+        xl::kernels::gmm(xl::ones({256, 128}), xl::ones({2, 128, 192}), xl::tensor(std::vector<int32_t>{100, 156}));
+    xl::sync({out});
+    if (call == 0) continue;
+    const std::string text = this_call.added();
+    const size_t line = text.find("[xlite] kernel custom_call gmm f32[256,192]");
+    ASSERT_NE(line, std::string::npos) << text;
+    const std::string rest = text.substr(line, text.find('\n', line) - line);
+    double microseconds = 0, gflops = 0;
+    ASSERT_EQ(std::sscanf(rest.c_str() + rest.find("192]") + 4, " %lf us %lf GFLOP/s", &microseconds, &gflops), 2)
+        << rest;
+    EXPECT_NEAR(gflops * microseconds * 1e3, operations, 0.05 * operations) << rest;
   }
 }
 

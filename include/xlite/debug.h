@@ -39,7 +39,8 @@ struct MemoryStats {
   int64_t argument_bytes = 0;  // parameters read
   int64_t output_bytes = 0;    // results written (outputs that are parameters count as aliased)
   int64_t alias_bytes = 0;     // outputs that share an argument's buffer
-  int64_t temp_bytes = 0;      // peak of intermediate buffers alive at once
+  int64_t temp_bytes = 0;      // peak of intermediate buffers alive at once, with the scratch of the step
+  int64_t scratch_bytes = 0;   // the most scratch one step's custom kernel declares (Kernel::scratch)
   int64_t code_bytes = 0;      // generated machine code
   int64_t kernels = 0;         // compiled loops
   std::string fusion;          // one line per fusion decision

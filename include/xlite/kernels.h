@@ -103,10 +103,12 @@ class CpuContext {
   virtual ~CpuContext() = default;
   // The runtime's threads, which parallel_for spreads work over.
   virtual int num_threads() const = 0;
-  // Calls body(begin, end) over [0, n) in chunks of at least `grain` elements, on the runtime's threads;
-  // returns when all have run. An exception thrown by body reaches the caller (the first one).
+  // Calls body(begin, end) over [0, n) in at most num_threads() chunks of at least `grain` elements, on the
+  // runtime's threads; returns when all have run. An exception thrown by body reaches the caller (the first
+  // one). A chunk that takes scratch takes it once, so num_threads() times its need bounds the call's.
   virtual void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) = 0;
-  // Memory for this call only, 64-byte aligned, not zeroed; freed when the kernel returns.
+  // Memory for this call only, 64-byte aligned, not zeroed; freed when the kernel returns. Thread-safe.
+  // Asking for more in all than the kernel's scratch rule declared is a failure (see Kernel::scratch).
   virtual void* scratch(size_t bytes) = 0;
   // A failure in the data (an index out of range, say): the program raises xlite::Error("[kernel] message")
   // where the kernel ran, and the runtime stays usable. The outputs are discarded.
@@ -134,6 +136,10 @@ struct GpuCall {
   void* stream = nullptr;
 };
 using GpuImpl = std::function<void(const GpuCall& call)>;
+// The most bytes one call takes through CpuContext::scratch, in all, when it runs on num_threads threads.
+using ScratchRule = std::function<int64_t(const std::vector<TensorType>& inputs, const Attrs& attrs, int num_threads)>;
+// The floating-point operations one call performs, for the GFLOP/s of XLITE_DEBUG's kernel lines and profiles.
+using CostRule = std::function<double(const std::vector<TensorType>& inputs, const Attrs& attrs)>;
 
 struct Kernel {
   std::string name{};  // a letter or '_', then letters, digits, '_' and '.'
@@ -141,6 +147,19 @@ struct Kernel {
   CpuImpl cpu{};
   Backward backward{};  // without one, asking for a gradient through the kernel raises
   GpuImpl gpu{};        // not run yet: no GPU backend exists
+  // With a scratch rule, the compile-time memory plan counts the call's scratch (debug::memory_stats) and
+  // the runtime refuses a call that asks for more. Without one, scratch is lent as asked, unplanned.
+  ScratchRule scratch{};
+  CostRule cost{};  // without one, a call counts 0 operations
+  // In-place updates: the kernel's one output starts as a copy of input `updates_input` (which its shape
+  // rule must give as the output's type), and the kernel writes only what changes. When the tensor behind
+  // that input is updated in place (`pages.copy_(kernels::call(...)[0])`, or a rebinding inside compile(fn))
+  // and nothing else reads its old value, the runtime hands the kernel that very buffer, and nothing is
+  // copied. -1: an ordinary kernel.
+  int64_t updates_input = -1;
+  // Whether the kernel may call CpuContext::fail. Only a kernel that cannot fail may write into a donated
+  // buffer, since a failure must leave the caller's data as it was; check the data in an earlier kernel.
+  bool may_fail = true;
 };
 
 // Registers a kernel. A second registration of a name throws xlite::Error, as do an invalid name and a
@@ -164,11 +183,28 @@ Tensor gmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
 Tensor tgmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
 
 // softmax(q k^T * sm_scale + mask) v without materializing the scores: q [B, H, Sq, D], k and v
-// [B, Hkv, Skv, D] with H a multiple of Hkv (grouped- and multi-query attention), f32. causal masks are
+// [B, Hkv, Skv, D] with H a multiple of Hkv (grouped- and multi-query attention), f32, or all three f16 or
+// bf16 (computed in f32, the output in their dtype). causal masks are
 // aligned to the end (query i sees keys j <= i + Skv - Sq); with segment ids (i32 [B, Sq] and [B, Skv]) a
 // query sees only keys of its own segment. A row that sees no key gives zeros. Differentiable in q, k, v
 // (a tiled backward that recomputes the probabilities from the saved log-sum-exp).
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false, double sm_scale = 1.0,
                        const Tensor& q_segment_ids = Tensor(), const Tensor& kv_segment_ids = Tensor());
+
+// Decode attention over a paged KV cache: q [B, H, D] (one new query per sequence), k_pages and v_pages
+// [Hkv, total_pages, page_size, D] with H a multiple of Hkv, f32. Sequence b's keys and values are its first
+// lengths[b] tokens (i32 [B]), token t in slot t % page_size of page page_indices[b, t / page_size]
+// (i32 [B, pages_per_sequence]); it reads no other page. Scores are softmax(q k^T * sm_scale), computed in
+// blocks of pages_per_compute_block pages. A length of 0 gives zeros. A length beyond what the sequence's
+// pages hold, or a page index it reads outside [0, total_pages), raises xlite::Error when the kernel runs.
+// Not differentiable (a decode kernel).
+Tensor paged_attention(const Tensor& q, const Tensor& k_pages, const Tensor& v_pages, const Tensor& lengths,
+                       const Tensor& page_indices, int64_t pages_per_compute_block = 8, double sm_scale = 1.0);
+// Appends one token to each sequence of a paged cache, in place: k and v [B, Hkv, D] go to slot lengths[b] of
+// sequence b (its length before the append; the caller then adds 1). Updates k_pages and v_pages like any
+// in-place op, so that a synced or compiled decode step writes the rows into the cache's own buffers; a
+// sequence with no free slot, or a page index outside the cache, raises xlite::Error and changes nothing.
+void paged_kv_append_(Tensor& k_pages, Tensor& v_pages, const Tensor& k, const Tensor& v, const Tensor& lengths,
+                      const Tensor& page_indices);
 
 }  // namespace xlite::kernels

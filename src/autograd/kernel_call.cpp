@@ -10,14 +10,15 @@ namespace xlite::kernels {
 namespace {
 
 // The kernel's backward for the gradient of output `index` alone; the others get none (undefined).
-CustomBackward backward_of_output(const Kernel& kernel, std::vector<Tensor> outputs, size_t index, Attrs attrs) {
+CustomBackward backward_of_output(const Kernel& kernel, std::vector<ir::NodePtr> outputs, size_t index, Attrs attrs) {
   return [&kernel, outputs = std::move(outputs), index, attrs = std::move(attrs)](const std::vector<Tensor>& inputs,
                                                                                   const Tensor&, const Tensor& grad) {
     if (!kernel.backward)
       throw Error("[" + kernel.name + "] has no backward: register one (Kernel::backward) to differentiate it");
-    std::vector<Tensor> grads(outputs.size());
+    std::vector<Tensor> grads(outputs.size()), values;
+    for (const ir::NodePtr& output : outputs) values.push_back(ops::wrap(output));
     grads[index] = grad;
-    return kernel.backward(inputs, outputs, grads, attrs);
+    return kernel.backward(inputs, values, grads, attrs);
   };
 }
 
@@ -51,9 +52,10 @@ std::vector<Tensor> call(const std::string& name, const std::vector<Tensor>& inp
     }
   }
   if (wants_gradient) {
-    const std::vector<Tensor> values = outputs;  // the backward sees the kernel's own outputs
+    std::vector<ir::NodePtr> values;  // the backward sees the kernel's own outputs
+    for (const Tensor& t : outputs) values.push_back(t.impl()->node());
     for (size_t i = 0; i < outputs.size(); ++i)
-      outputs[i] = autograd::with_custom_gradient(values[i], gradient_inputs,
+      outputs[i] = autograd::with_custom_gradient(outputs[i], gradient_inputs,
                                                   backward_of_output(kernel, values, i, attrs), kernel.name.c_str());
   }
   return scope.finish(std::move(outputs));

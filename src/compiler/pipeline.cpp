@@ -1,12 +1,14 @@
 #include "compiler/pipeline.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "passes/memory_plan.h"
 #include "compiler/optimize.h"
 #include "core/clock.h"
 #include "core/debug_output.h"
 #include "core/trace.h"
+#include "ir/kernel_registry.h"
 #include "ir/op_attrs.h"
 #include "runtime/step_profile.h"
 #include "runtime/custom_call.h"
@@ -49,8 +51,29 @@ std::string step_label(const ir::Graph& graph, const Region& region) {
          std::to_string(region.members.size()) + " ops)";
 }
 
+// The kernel of a custom_call region, or null for any other region.
+const kernels::Kernel* custom_kernel(const ir::Graph& graph, const Region& region) {
+  if (region.kind != RegionKind::CustomCall || graph.instrs[region.root].op != ir::OpId::custom_call) return nullptr;
+  return &ir::kernel_named(ir::CustomCallAttrs::of(graph.instrs[region.root].attrs).kernel);
+}
+
+// A kernel that updates an input in place and cannot fail may be handed that input's donated buffer, when
+// the call reads the input through that operand only (kernels::Kernel::updates_input).
+std::vector<bool> overwritable_kernel_inputs(const ir::Graph& graph, const Region& region,
+                                             const kernels::Kernel& kernel) {
+  std::vector<bool> safe(region.inputs.size(), false);
+  if (kernel.updates_input < 0 || kernel.may_fail) return safe;
+  const std::vector<int32_t>& operands = graph.instrs[region.root].operands;
+  const int32_t updated = operands[static_cast<size_t>(kernel.updates_input)];
+  if (std::count(operands.begin(), operands.end(), updated) == 1)
+    safe[std::find(region.inputs.begin(), region.inputs.end(), updated) - region.inputs.begin()] = true;
+  return safe;
+}
+
 // Per input: read only at the element the region writes, so the output may be written over it.
-std::vector<bool> overwritable_inputs(const Region& region) {
+std::vector<bool> overwritable_inputs(const ir::Graph& graph, const Region& region) {
+  if (const kernels::Kernel* kernel = custom_kernel(graph, region))
+    return overwritable_kernel_inputs(graph, region, *kernel);
   const ir::Graph& body = region.body;
   std::vector<bool> safe(region.inputs.size(), region.kind == RegionKind::Loop);
   if (region.kind != RegionKind::Loop) return safe;
@@ -70,25 +93,26 @@ std::vector<bool> overwritable_inputs(const Region& region) {
   return safe;
 }
 
-// Steps that can raise run as early as their inputs allow. A donated buffer is written only after the last
-// of them, and a training step's loss, which gathers its labels, is traced last: left there, it kept every
-// weight update out of its weight's buffer. Moving a step earlier keeps every input before it and every
-// reader after it.
-std::vector<Region> run_raising_steps_early(std::vector<Region> regions) {
+// Steps that can raise, and the steps they read, run before all others. A donated buffer is written only
+// after the last step that can raise: a training step's loss, which gathers its labels, is traced last, and
+// left there it kept every weight update out of its weight's buffer; a decode step's check of its page
+// indices reads lengths computed after the cache's update. Both groups keep their traced order, so every
+// step still runs after its inputs.
+std::vector<Region> run_raising_steps_early(const ir::Graph& graph, std::vector<Region> regions) {
+  std::unordered_map<int32_t, size_t> region_of_root;
+  for (size_t i = 0; i < regions.size(); ++i) region_of_root[regions[i].root] = i;
+  std::vector<bool> early(regions.size(), false);
+  for (size_t i = regions.size(); i-- > 0;) {
+    if (!early[i] && !may_raise(graph, regions[i])) continue;
+    early[i] = true;
+    for (int32_t v : regions[i].inputs)
+      if (auto it = region_of_root.find(v); it != region_of_root.end()) early[it->second] = true;
+  }
   std::vector<Region> order;
   order.reserve(regions.size());
-  for (Region& region : regions) {
-    size_t slot = order.size();
-    if (may_raise(region)) {
-      slot = 0;
-      for (size_t k = order.size(); k-- > 0;) {
-        if (std::find(region.inputs.begin(), region.inputs.end(), order[k].root) == region.inputs.end()) continue;
-        slot = k + 1;
-        break;
-      }
-    }
-    order.insert(order.begin() + static_cast<std::ptrdiff_t>(slot), std::move(region));
-  }
+  for (bool first : {true, false})
+    for (size_t i = 0; i < regions.size(); ++i)
+      if (early[i] == first) order.push_back(std::move(regions[i]));
   return order;
 }
 
@@ -119,9 +143,13 @@ double estimated_flops(const ir::Graph& graph, const Region& region) {
       }
       return flops;
     }
+    case RegionKind::CustomCall:
+      if (const kernels::Kernel* kernel = custom_kernel(graph, region); kernel && kernel->cost)
+        return kernel->cost(ir::kernel_types(ir::operand_types(graph, root)),
+                            ir::decode_kernel_attrs(ir::CustomCallAttrs::of(root.attrs).args));
+      return 0;
     case RegionKind::Fallback:
-    case RegionKind::Transfer:
-    case RegionKind::CustomCall: return 0;  // a kernel's work is its own
+    case RegionKind::Transfer: return 0;
   }
   return 0;
 }
@@ -169,11 +197,12 @@ LoweredRegion lower_in_runtime(const ir::Graph& graph, const Region& region) {
 
 }  // namespace
 
-bool may_raise(const Region& region) {
+bool may_raise(const ir::Graph& graph, const Region& region) {
   if (region.kind == RegionKind::Fallback) return true;
-  if (region.kind == RegionKind::CustomCall)
-    return std::any_of(region.body.instrs.begin(), region.body.instrs.end(),
-                       [](const ir::Instr& instr) { return instr.op == ir::OpId::custom_call; });
+  if (region.kind == RegionKind::CustomCall) {
+    const kernels::Kernel* kernel = custom_kernel(graph, region);
+    return kernel && kernel->may_fail;
+  }
   if (region.kind != RegionKind::Loop && region.kind != RegionKind::Reduce) return false;
   return std::any_of(region.body.instrs.begin(), region.body.instrs.end(),
                      [](const ir::Instr& instr) { return ir::may_raise(instr.op, instr.dtype); });
@@ -199,8 +228,9 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
 
   std::vector<int32_t> writes;
   std::vector<std::vector<int32_t>> reads;
+  std::vector<int64_t> scratch;
   int64_t code_bytes = 0, kernels = 0;
-  for (Region& region : run_raising_steps_early(std::move(plan.regions))) {
+  for (Region& region : run_raising_steps_early(graph, std::move(plan.regions))) {
     // Copies between devices and custom kernels are the runtime's; the target lowers what computes.
     LoweredRegion lowered = lower_in_runtime(graph, region);
     if (!lowered.thunk) lowered = target.lower(graph, region);
@@ -216,20 +246,25 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     step.inputs = region.inputs;
     step.thunk = std::move(lowered.thunk);
     step.output_bytes = ir::value_bytes(graph.instrs[region.root]);
-    step.may_raise = may_raise(region);
+    if (region.kind == RegionKind::CustomCall && graph.instrs[region.root].op == ir::OpId::custom_call)
+      step.scratch_bytes = runtime::custom_call_scratch_bytes(graph, region.root);
+    step.may_raise = may_raise(graph, region);
     step.replaces_output = lowered.replaces_output;
-    step.may_write_into_argument = region.kind == RegionKind::Loop;
-    step.overwritable = overwritable_inputs(region);
+    step.overwritable = overwritable_inputs(graph, region);
+    step.may_write_into_argument =
+        region.kind == RegionKind::Loop ||
+        std::find(step.overwritable.begin(), step.overwritable.end(), true) != step.overwritable.end();
     step.label = step_label(graph, region);
     step.flops = estimated_flops(graph, region);
     step.bytes_moved = static_cast<double>(step.output_bytes);
     for (int32_t v : region.inputs) step.bytes_moved += static_cast<double>(ir::value_bytes(graph.instrs[v]));
     writes.push_back(region.root);
     reads.push_back(region.inputs);
+    scratch.push_back(step.scratch_bytes);
     program.steps.push_back(std::move(step));
   }
   program.freed_after = passes::last_uses(graph, reads);
-  program.stats = passes::plan_memory(graph, writes, reads, &program.live_bytes);
+  program.stats = passes::plan_memory(graph, writes, reads, scratch, &program.live_bytes);
   program.stats.code_bytes = code_bytes;
   program.stats.kernels = kernels;
   program.stats.fusion = fusion;

@@ -14,7 +14,7 @@ namespace xlite::compiler {
 std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& graph, Target& target);
 
 // Whether running a region can raise for a value in the data (a bad index, an integer division by zero or
-// negative power) or inside the reference fallback.
-bool may_raise(const Region& region);
+// negative power), inside the reference fallback, or in a custom kernel that may fail.
+bool may_raise(const ir::Graph& graph, const Region& region);
 
 }  // namespace xlite::compiler

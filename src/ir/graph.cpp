@@ -54,15 +54,19 @@ bool is_matrix_transpose(const Instr& instr) {
   return true;
 }
 
+std::vector<OperandType> operand_types(const Graph& graph, const Instr& instr) {
+  std::vector<OperandType> types;
+  for (int32_t o : instr.operands) types.push_back({graph.instrs[o].shape, graph.instrs[o].dtype});
+  return types;
+}
+
 namespace {
 // A custom_output reads one output of a custom_call with several, and has that output's type.
 void verify_custom_output(const Graph& graph, const Instr& instr, const std::string& where) {
   const Instr& call = graph.instrs[instr.operands[0]];
   if (call.op != OpId::custom_call)
     throw Error(where + "reads a " + std::string(op_name(call.op)) + ", not a custom_call");
-  std::vector<OperandType> types;
-  for (int32_t o : call.operands) types.push_back({graph.instrs[o].shape, graph.instrs[o].dtype});
-  const std::vector<kernels::TensorType> outputs = custom_call_outputs(call.attrs, types);
+  const std::vector<kernels::TensorType> outputs = custom_call_outputs(call.attrs, operand_types(graph, call));
   const int64_t index = CustomOutputAttrs::of(instr.attrs).index;
   if (outputs.size() < 2 || index >= static_cast<int64_t>(outputs.size()))
     throw Error(where + "output " + std::to_string(index) + " of a call with " + std::to_string(outputs.size()) +

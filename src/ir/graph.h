@@ -11,6 +11,7 @@
 
 #include "core/call_site.h"
 #include "ir/attrs.h"
+#include "ir/node.h"
 #include "ir/op.h"
 #include "xlite/device.h"
 #include "xlite/dtype.h"
@@ -78,5 +79,7 @@ Device home_device(const Graph& graph);
 
 // The bytes of an instruction's value (addressable, so this does not overflow).
 inline int64_t value_bytes(const Instr& instr) { return numel(instr.shape) * dtype_size(instr.dtype); }
+// The types of an instruction's operands, which refer to the graph's shapes (keep the graph alive).
+std::vector<OperandType> operand_types(const Graph& graph, const Instr& instr);
 
 }  // namespace xlite::ir

@@ -267,8 +267,7 @@ PackedOutputs pack_outputs(std::vector<kernels::TensorType> types) {
 std::vector<kernels::TensorType> custom_call_outputs(const Attrs& attrs, std::span<const OperandType> operands) {
   const kernels::Kernel& kernel = kernel_named(attrs.get_string(AttrKey::kernel));
   const kernels::Attrs args = decode_kernel_attrs(attrs.get_string(AttrKey::args));
-  std::vector<kernels::TensorType> inputs;
-  for (const OperandType& t : operands) inputs.push_back({t.shape, t.dtype});
+  const std::vector<kernels::TensorType> inputs = kernel_types(operands);
   const std::string prefix = "[" + kernel.name + "] ";
   std::vector<kernels::TensorType> outputs;
   try {
@@ -285,7 +284,19 @@ std::vector<kernels::TensorType> custom_call_outputs(const Attrs& attrs, std::sp
       throw Error(prefix + "the shape rule gave an output of no known dtype");
     require_addressable(kernel.name, t.shape, t.dtype);
   }
+  if (kernel.updates_input >= 0) {
+    const auto updated = static_cast<size_t>(kernel.updates_input);
+    if (updated >= inputs.size() || outputs.size() != 1 || outputs[0] != inputs[updated])
+      throw Error(prefix + "updates input " + std::to_string(updated) + " in place, so its one output must have " +
+                  (updated < inputs.size() ? "that input's type" : "the type of an input it was given"));
+  }
   return outputs;
+}
+
+std::vector<kernels::TensorType> kernel_types(std::span<const OperandType> operands) {
+  std::vector<kernels::TensorType> types;
+  for (const OperandType& t : operands) types.push_back({t.shape, t.dtype});
+  return types;
 }
 
 TypedShape custom_call_type(std::span<const kernels::TensorType> outputs) {

@@ -39,6 +39,8 @@ PackedOutputs pack_outputs(std::vector<kernels::TensorType> types);
 // The output types of a custom_call with these attributes (kernel, args) and operands: the kernel's shape
 // rule, whose errors name the kernel. At least one output.
 std::vector<kernels::TensorType> custom_call_outputs(const Attrs& attrs, std::span<const OperandType> operands);
+// What a kernel's shape rule and implementation see of these operands.
+std::vector<kernels::TensorType> kernel_types(std::span<const OperandType> operands);
 // The type of the custom_call instruction itself: its one output, or the packed buffer of several.
 TypedShape custom_call_type(std::span<const kernels::TensorType> outputs);
 

@@ -7,6 +7,7 @@ namespace xlite::ir {
 void register_builtin_kernels() {
   kernels::builtin::register_grouped_matmul();
   kernels::builtin::register_flash_attention();
+  kernels::builtin::register_paged_attention();
 }
 
 }  // namespace xlite::ir

@@ -3,7 +3,8 @@
 // row's log-sum-exp; the backward recomputes each block's probabilities from it. Tile products are
 // oneDNN sgemms on one thread each; blocks of queries (forward, dq) or keys (dk, dv) run side by side.
 // Extra memory is the saved log-sum-exp and, per thread, one block of scores and of the output: O(B*H*S*D)
-// in all, never S x S. f32 only so far.
+// in all, never S x S; the kernels declare their scratch, so debug::memory_stats counts it. The kernels take
+// f32; flash_attention() runs f16 and bf16 inputs through them in f32.
 #include <dnnl.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 
 #include "ir/kernel_registry.h"
 #include "kernels/builtin.h"
+#include "kernels/kernel_checks.h"
+#include "kernels/vector_math.h"
 #include "xlite/error.h"
 #include "xlite/kernels.h"
 #include "xlite/ops.h"
@@ -22,11 +25,10 @@ namespace xlite::kernels {
 namespace {
 
 constexpr int64_t kQueryBlock = 64;
-constexpr int64_t kKeyBlock = 128;
+constexpr int64_t kKeyBlock = 256;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-[[noreturn]] void refuse(const std::string& why) { throw Error("[flash_attention] " + why); }
-std::string type_text(const TensorType& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
+[[noreturn]] void refuse(const std::string& why) { kernels::refuse("flash_attention", why); }
 
 // The problem's sizes, read from q [B, H, Sq, D] and k [B, Hkv, Skv, D].
 struct Dims {
@@ -86,7 +88,9 @@ void gemm_transposed_a(int64_t m, int64_t n, int64_t k, float alpha, const float
     throw Error("[flash_attention] oneDNN's sgemm failed");
 }
 
-// The scores of a block: q rows [q0, q0 + bq) against keys [k0, k0 + bk), scaled and masked to -inf.
+// Which scores of a block of queries [q0, q0 + bq) and keys [k0, k0 + bk) the masks hide.
+enum class BlockMask { hidden, partial, visible };
+
 struct Masking {
   const Dims& dims;
   bool causal;
@@ -96,15 +100,52 @@ struct Masking {
     if (causal && j > i + dims.offset()) return false;
     return !q_segments || q_segments[i] == kv_segments[j];
   }
-  // Whether no query of [q0, q1) sees any key of [k0, k1) through the causal mask (the block is skipped).
-  bool block_hidden(int64_t q1, int64_t k0) const { return causal && k0 > q1 - 1 + dims.offset(); }
+  // Most blocks are wholly hidden or wholly visible; only the others pay for a mask test per score.
+  BlockMask classify(int64_t q0, int64_t bq, int64_t k0, int64_t bk) const {
+    if (causal && k0 > q0 + bq - 1 + dims.offset()) return BlockMask::hidden;
+    if (causal && k0 + bk - 1 > q0 + dims.offset()) return BlockMask::partial;
+    if (!q_segments) return BlockMask::visible;
+    const int32_t segment = q_segments[q0];
+    const auto same = [segment](int32_t s) { return s == segment; };
+    return std::all_of(q_segments + q0, q_segments + q0 + bq, same) &&
+                   std::all_of(kv_segments + k0, kv_segments + k0 + bk, same)
+               ? BlockMask::visible
+               : BlockMask::partial;
+  }
 };
 
-void scores(const Masking& mask, float scale, const float* q, const float* k, int64_t d, int64_t q0, int64_t bq,
-            int64_t k0, int64_t bk, float* s) {
+// The scaled scores of a block, -inf where masked, and each row's largest.
+void scores(const Masking& mask, BlockMask kind, float scale, const float* q, const float* k, int64_t d, int64_t q0,
+            int64_t bq, int64_t k0, int64_t bk, float* s, float* row_max) {
   gemm(true, bq, bk, d, q + q0 * d, d, k + k0 * d, d, 0.0f, s, bk);
-  for (int64_t r = 0; r < bq; ++r)
-    for (int64_t c = 0; c < bk; ++c) s[r * bk + c] = mask.visible(q0 + r, k0 + c) ? s[r * bk + c] * scale : kNegInf;
+  for (int64_t r = 0; r < bq; ++r) {
+    float* sr = s + r * bk;
+    if (kind == BlockMask::visible) {
+      row_max[r] = scale_and_max(sr, bk, scale);
+      continue;
+    }
+    float best = kNegInf;
+    for (int64_t c = 0; c < bk; ++c) best = std::max(best, sr[c] = mask.visible(q0 + r, k0 + c) ? sr[c] * scale : kNegInf);
+    row_max[r] = best;
+  }
+}
+
+// Each thread's scratch: the forward's block of scores, its output block and three numbers per row; the
+// backward's two blocks of scores (P and dS), in each of its two passes, and one number per query row (delta).
+int64_t forward_floats_per_thread(int64_t d) { return kQueryBlock * kKeyBlock + kQueryBlock * d + 3 * kQueryBlock; }
+constexpr int64_t kBackwardFloatsPerThread = 2 * kQueryBlock * kKeyBlock;
+
+float* take_floats(CpuContext& context, int64_t count) {
+  return static_cast<float*>(context.scratch(static_cast<size_t>(count) * sizeof(float)));
+}
+
+int64_t forward_scratch(const std::vector<TensorType>& in, const Attrs&, int threads) {
+  return threads * forward_floats_per_thread(in[0].shape[3]) * int64_t{sizeof(float)};
+}
+
+int64_t backward_scratch(const std::vector<TensorType>& in, const Attrs&, int threads) {
+  const Dims dims = dims_of(in[0], in[1]);
+  return (dims.batch * dims.heads * dims.sq + 2 * threads * kBackwardFloatsPerThread) * int64_t{sizeof(float)};
 }
 
 std::vector<TensorType> forward_shape(const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -122,7 +163,9 @@ void forward_cpu(const CpuCall& call, CpuContext& context) {
   float *out = call.output<float>(0), *lse = call.output<float>(1);
   const int64_t d = dims.d, q_blocks = (dims.sq + kQueryBlock - 1) / kQueryBlock;
   context.parallel_for(dims.batch * dims.heads * q_blocks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> s(kQueryBlock * kKeyBlock), acc(kQueryBlock * d), row_max(kQueryBlock), row_sum(kQueryBlock);
+    float* const s = take_floats(context, forward_floats_per_thread(d));
+    float *const acc = s + kQueryBlock * kKeyBlock, *const row_max = acc + kQueryBlock * d;
+    float *const row_sum = row_max + kQueryBlock, *const block_max = row_sum + kQueryBlock;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / (dims.heads * q_blocks), h = item / q_blocks % dims.heads, qb = item % q_blocks;
       const int64_t q0 = qb * kQueryBlock, bq = std::min(kQueryBlock, dims.sq - q0);
@@ -132,29 +175,28 @@ void forward_cpu(const CpuCall& call, CpuContext& context) {
       const float* vh = v + (b * dims.kv_heads + hk) * dims.skv * d;
       const Masking mask{dims, causal, segments ? call.input<int32_t>(3) + b * dims.sq : nullptr,
                          segments ? call.input<int32_t>(4) + b * dims.skv : nullptr};
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      std::fill(row_max.begin(), row_max.end(), kNegInf);
-      std::fill(row_sum.begin(), row_sum.end(), 0.0f);
+      std::fill(acc, acc + kQueryBlock * d, 0.0f);
+      std::fill(row_max, row_max + kQueryBlock, kNegInf);
+      std::fill(row_sum, row_sum + kQueryBlock, 0.0f);
       for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
-        if (mask.block_hidden(q0 + bq, k0)) break;
         const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
-        scores(mask, scale, qh, kh, d, q0, bq, k0, bk, s.data());
+        const BlockMask kind = mask.classify(q0, bq, k0, bk);
+        if (kind == BlockMask::hidden) break;  // so are the later blocks: only a causal mask hides whole blocks
+        scores(mask, kind, scale, qh, kh, d, q0, bq, k0, bk, s, block_max);
         for (int64_t r = 0; r < bq; ++r) {
-          float* sr = s.data() + r * bk;
-          const float block_max = *std::max_element(sr, sr + bk);
-          const float new_max = std::max(row_max[r], block_max);
+          float* sr = s + r * bk;
+          const float new_max = std::max(row_max[r], block_max[r]);
           if (new_max == kNegInf) {  // nothing visible yet in this row
             std::fill(sr, sr + bk, 0.0f);
             continue;
           }
           const float rescale = std::exp(row_max[r] - new_max);
-          float sum = 0;
-          for (int64_t c = 0; c < bk; ++c) sum += (sr[c] = std::exp(sr[c] - new_max));
-          row_sum[r] = row_sum[r] * rescale + sum;
+          row_sum[r] = row_sum[r] * rescale + exp_shifted_sum(sr, bk, new_max);
           row_max[r] = new_max;
-          for (int64_t j = 0; j < d; ++j) acc[r * d + j] *= rescale;
+          if (rescale != 1.0f)
+            for (int64_t j = 0; j < d; ++j) acc[r * d + j] *= rescale;
         }
-        gemm(false, bq, d, bk, s.data(), bk, vh + k0 * d, d, 1.0f, acc.data(), d);
+        gemm(false, bq, d, bk, s, bk, vh + k0 * d, d, 1.0f, acc, d);
       }
       float* oh = out + ((b * dims.heads + h) * dims.sq + q0) * d;
       float* lh = lse + (b * dims.heads + h) * dims.sq + q0;
@@ -186,15 +228,17 @@ struct HeadData {
 };
 
 // P = exp(S - lse) of a block (0 where masked), then dP = dO V^T and dS = P (dP - delta).
-void probabilities_and_ds(const Masking& mask, float scale, const HeadData& head, int64_t d, int64_t q0, int64_t bq,
-                          int64_t k0, int64_t bk, float* p, float* ds) {
+void probabilities_and_ds(const Masking& mask, BlockMask kind, float scale, const HeadData& head, int64_t d,
+                          int64_t q0, int64_t bq, int64_t k0, int64_t bk, float* p, float* ds) {
   const float *v = head.v, *dout = head.dout, *lse = head.lse, *delta = head.delta;
-  scores(mask, scale, head.q, head.k, d, q0, bq, k0, bk, p);
-  for (int64_t r = 0; r < bq; ++r)
-    for (int64_t c = 0; c < bk; ++c) {
-      float& x = p[r * bk + c];
-      x = x == kNegInf || lse[q0 + r] == kNegInf ? 0.0f : std::exp(x - lse[q0 + r]);
-    }
+  float row_max[kQueryBlock];
+  scores(mask, kind, scale, head.q, head.k, d, q0, bq, k0, bk, p, row_max);
+  for (int64_t r = 0; r < bq; ++r) {
+    if (lse[q0 + r] == kNegInf)  // a row that sees no key has no probabilities
+      std::fill(p + r * bk, p + (r + 1) * bk, 0.0f);
+    else
+      exp_shifted_sum(p + r * bk, bk, lse[q0 + r]);
+  }
   gemm(true, bq, bk, d, dout + q0 * d, d, v + k0 * d, d, 0.0f, ds, bk);
   for (int64_t r = 0; r < bq; ++r)
     for (int64_t c = 0; c < bk; ++c) ds[r * bk + c] = p[r * bk + c] * (ds[r * bk + c] - delta[q0 + r]);
@@ -206,10 +250,11 @@ template <class Body>
 void for_each_block(CpuContext& context, int64_t outers, int64_t size, int64_t block, Body body) {
   const int64_t blocks = (size + block - 1) / block;
   context.parallel_for(outers * blocks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> p(kQueryBlock * kKeyBlock), ds(kQueryBlock * kKeyBlock);
+    float* const p = take_floats(context, kBackwardFloatsPerThread);
+    float* const ds = p + kQueryBlock * kKeyBlock;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t start = item % blocks * block;
-      body(item / blocks, start, std::min(block, size - start), p.data(), ds.data());
+      body(item / blocks, start, std::min(block, size - start), p, ds);
     }
   });
 }
@@ -223,8 +268,8 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
   float *dq = call.output<float>(0), *dk = call.output<float>(1), *dv = call.output<float>(2);
   const int64_t d = dims.d;
   // delta_i = rowsum(dO_i * O_i), per (b, h, query).
-  std::vector<float> delta(static_cast<size_t>(dims.batch * dims.heads * dims.sq));
-  context.parallel_for(static_cast<int64_t>(delta.size()), 256, [&](int64_t begin, int64_t end) {
+  float* const delta = take_floats(context, dims.batch * dims.heads * dims.sq);
+  context.parallel_for(dims.batch * dims.heads * dims.sq, 256, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       float sum = 0;
       for (int64_t j = 0; j < d; ++j) sum += dout[i * d + j] * out[i * d + j];
@@ -238,7 +283,7 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
   auto head = [&](int64_t b, int64_t h) {
     const int64_t hk = h / dims.group(), rows = (b * dims.heads + h) * dims.sq;
     const int64_t keys = (b * dims.kv_heads + hk) * dims.skv * d;
-    return HeadData{q + rows * d, k + keys, v + keys, dout + rows * d, lse + rows, delta.data() + rows};
+    return HeadData{q + rows * d, k + keys, v + keys, dout + rows * d, lse + rows, delta + rows};
   };
   // dk, dv: per (b, kv head, key block), over every query block of every head of the group.
   for_each_block(context, dims.batch * dims.kv_heads, dims.skv, kKeyBlock,
@@ -253,8 +298,9 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
                      const HeadData data = head(b, h);
                      for (int64_t q0 = 0; q0 < dims.sq; q0 += kQueryBlock) {
                        const int64_t bq = std::min(kQueryBlock, dims.sq - q0);
-                       if (mask.block_hidden(q0 + bq, k0)) continue;
-                       probabilities_and_ds(mask, scale, data, d, q0, bq, k0, bk, p, ds);
+                       const BlockMask kind = mask.classify(q0, bq, k0, bk);
+                       if (kind == BlockMask::hidden) continue;
+                       probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
                        // dV_j += P^T dO_i; dK_j += scale dS^T Q_i.
                        gemm_transposed_a(bk, d, bq, 1.0f, p, bk, data.dout + q0 * d, d, dvh);
                        gemm_transposed_a(bk, d, bq, scale, ds, bk, data.q + q0 * d, d, dkh);
@@ -270,9 +316,10 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
         float* dqh = dq + outer * dims.sq * d + q0 * d;
         std::fill(dqh, dqh + bq * d, 0.0f);
         for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
-          if (mask.block_hidden(q0 + bq, k0)) break;
           const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
-          probabilities_and_ds(mask, scale, data, d, q0, bq, k0, bk, p, ds);
+          const BlockMask kind = mask.classify(q0, bq, k0, bk);
+          if (kind == BlockMask::hidden) break;
+          probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
           // dQ_i += scale dS K_j.
           if (dnnl_sgemm('N', 'N', bq, d, bk, scale, ds, bk, data.k + k0 * d, d, 1.0f, dqh, d) != dnnl_success)
             throw Error("[flash_attention] oneDNN's sgemm failed");
@@ -304,15 +351,29 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
                        const Tensor& q_segment_ids, const Tensor& kv_segment_ids) {
   const Attrs attrs = {
       {"causal", int64_t{causal}}, {"sm_scale", sm_scale}, {"segments", int64_t{q_segment_ids.defined()}}};
-  return call("flash_attention", with_segments({q, k, v}, q_segment_ids, kv_segment_ids), attrs)[0];
+  // Half-precision inputs are computed in f32 (as PyTorch's CPU kernel accumulates them) and the output
+  // comes back in their type; the kernel's shape rule names any other dtype or a mix.
+  const DType dtype = q.dtype();
+  const bool half = (dtype == DType::f16 || dtype == DType::bf16) && k.dtype() == dtype && v.dtype() == dtype;
+  auto widen = [half](const Tensor& t) { return half ? t.to(DType::f32) : t; };
+  const Tensor out =
+      call("flash_attention", with_segments({widen(q), widen(k), widen(v)}, q_segment_ids, kv_segment_ids), attrs)[0];
+  return half ? out.to(dtype) : out;
 }
 
 namespace builtin {
 
 void register_flash_attention() {
   ir::add_builtin_kernel(
-      {.name = "flash_attention", .shape = forward_shape, .cpu = forward_cpu, .backward = forward_backward});
-  ir::add_builtin_kernel({.name = "flash_attention_backward", .shape = backward_shape, .cpu = backward_cpu});
+      {.name = "flash_attention",
+       .shape = forward_shape,
+       .cpu = forward_cpu,
+       .backward = forward_backward,
+       .scratch = forward_scratch});
+  ir::add_builtin_kernel({.name = "flash_attention_backward",
+                          .shape = backward_shape,
+                          .cpu = backward_cpu,
+                          .scratch = backward_scratch});
 }
 
 }  // namespace builtin

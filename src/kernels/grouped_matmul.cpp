@@ -9,18 +9,13 @@
 
 #include "ir/kernel_registry.h"
 #include "kernels/builtin.h"
+#include "kernels/kernel_checks.h"
 #include "xlite/error.h"
 #include "xlite/kernels.h"
 #include "xlite/ops.h"
 
 namespace xlite::kernels {
 namespace {
-
-[[noreturn]] void refuse(const char* kernel, const std::string& why) {
-  throw Error("[" + std::string(kernel) + "] " + why);
-}
-
-std::string type_text(const TensorType& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
 
 void check_group_sizes(const char* kernel, const TensorType& sizes, int64_t groups) {
   if (sizes.dtype != DType::i32 || sizes.shape != Shape{groups})

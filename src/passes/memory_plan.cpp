@@ -26,10 +26,11 @@ std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::v
 }
 
 debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
-                               const std::vector<std::vector<int32_t>>& reads, std::vector<int64_t>* live_per_step) {
+                               const std::vector<std::vector<int32_t>>& reads, std::span<const int64_t> scratch,
+                               std::vector<int64_t>* live_per_step) {
   std::vector<bool> is_output(graph.instrs.size(), false);
   for (int32_t o : graph.outputs) is_output[o] = true;
-  Total argument = 0, alias = 0, output = 0, live = 0, peak = 0;
+  Total argument = 0, alias = 0, output = 0, live = 0, peak = 0, most_scratch = 0;
   for (const auto& instr : graph.instrs)
     if (instr.op == ir::OpId::parameter) argument += ir::value_bytes(instr);
   std::vector<bool> counted(graph.instrs.size(), false);
@@ -47,8 +48,10 @@ debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t
   for (size_t s = 0; s < writes.size(); ++s) {
     int32_t w = writes[s];
     (is_output[w] ? written_outputs : live) += ir::value_bytes(graph.instrs[w]);
-    peak = std::max(peak, live);
-    if (live_per_step) live_per_step->push_back(clamped(argument + written_outputs + live));
+    const Total borrowed = s < scratch.size() ? scratch[s] : 0;
+    most_scratch = std::max(most_scratch, borrowed);
+    peak = std::max(peak, live + borrowed);
+    if (live_per_step) live_per_step->push_back(clamped(argument + written_outputs + live + borrowed));
     for (int32_t v : freed[s])
       if (!is_output[v] && graph.instrs[v].op != ir::OpId::parameter) live -= ir::value_bytes(graph.instrs[v]);
   }
@@ -57,6 +60,7 @@ debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t
   stats.alias_bytes = clamped(alias);
   stats.output_bytes = clamped(output);
   stats.temp_bytes = clamped(peak);
+  stats.scratch_bytes = clamped(most_scratch);
   return stats;
 }
 

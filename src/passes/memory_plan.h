@@ -2,6 +2,7 @@
 // Buffer assignment with liveness: in execution order, each materialized value is live from the step
 // that writes it to the last step that reads it; the peak of intermediates alive at once is what a
 // program needs beyond its arguments and outputs.
+#include <span>
 #include <vector>
 
 #include "ir/graph.h"
@@ -9,11 +10,12 @@
 
 namespace xlite::passes {
 
-// steps[k] writes writes[k] and reads reads[k]; graph outputs live to the end. With live_per_step, also the
-// bytes held while each step runs: the arguments, every output written so far and the intermediates still
-// alive, the step's own result included (xlite::debug::memory_timeline).
+// steps[k] writes writes[k], reads reads[k] and borrows scratch[k] bytes while it runs (empty: none);
+// graph outputs live to the end. With live_per_step, also the bytes held while each step runs: the
+// arguments, every output written so far and the intermediates still alive, the step's own result and
+// scratch included (xlite::debug::memory_timeline).
 debug::MemoryStats plan_memory(const ir::Graph& graph, const std::vector<int32_t>& writes,
-                               const std::vector<std::vector<int32_t>>& reads,
+                               const std::vector<std::vector<int32_t>>& reads, std::span<const int64_t> scratch = {},
                                std::vector<int64_t>* live_per_step = nullptr);
 // For each step, the values whose last read it is (their buffers go back to the allocator after it).
 std::vector<std::vector<int32_t>> last_uses(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& reads);

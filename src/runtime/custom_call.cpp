@@ -23,7 +23,8 @@ struct KernelFailure {
 
 class Context final : public kernels::CpuContext {
  public:
-  explicit Context(Device device) : device_(device) {}
+  // A negative limit: the kernel declared no scratch rule.
+  Context(Device device, int64_t scratch_limit) : device_(device), scratch_limit_(scratch_limit) {}
   int num_threads() const override { return omp_get_max_threads(); }
 
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) override {
@@ -47,6 +48,10 @@ class Context final : public kernels::CpuContext {
 
   void* scratch(size_t bytes) override {
     std::lock_guard lock(mutex_);
+    scratch_taken_ += static_cast<int64_t>(bytes);
+    if (scratch_limit_ >= 0 && scratch_taken_ > scratch_limit_)
+      throw KernelFailure{"took " + std::to_string(scratch_taken_) + " bytes of scratch, more than the " +
+                          std::to_string(scratch_limit_) + " its scratch rule declared"};
     scratch_.push_back(allocator(device_).allocate(bytes));
     return scratch_.back()->data();
   }
@@ -55,21 +60,11 @@ class Context final : public kernels::CpuContext {
 
  private:
   Device device_;
+  int64_t scratch_limit_;
   std::mutex mutex_;
+  int64_t scratch_taken_ = 0;
   std::vector<BufferPtr> scratch_;  // freed when the call returns
 };
-
-std::vector<kernels::TensorType> operand_types(const ir::Graph& graph, const ir::Instr& instr) {
-  std::vector<kernels::TensorType> types;
-  for (int32_t o : instr.operands) types.push_back({graph.instrs[o].shape, graph.instrs[o].dtype});
-  return types;
-}
-
-std::vector<ir::OperandType> as_operands(const ir::Graph& graph, const ir::Instr& instr) {
-  std::vector<ir::OperandType> types;
-  for (int32_t o : instr.operands) types.push_back({graph.instrs[o].shape, graph.instrs[o].dtype});
-  return types;
-}
 
 class CustomCallThunk final : public Thunk {
  public:
@@ -78,9 +73,9 @@ class CustomCallThunk final : public Thunk {
         device_(graph.instrs[instr].device),
         kernel_(ir::kernel_named(ir::CustomCallAttrs::of(graph.instrs[instr].attrs).kernel)),
         attrs_(ir::decode_kernel_attrs(ir::CustomCallAttrs::of(graph.instrs[instr].attrs).args)),
-        input_types_(operand_types(graph, graph.instrs[instr])),
+        input_types_(ir::kernel_types(ir::operand_types(graph, graph.instrs[instr]))),
         packed_(ir::pack_outputs(
-            ir::custom_call_outputs(graph.instrs[instr].attrs, as_operands(graph, graph.instrs[instr])))) {
+            ir::custom_call_outputs(graph.instrs[instr].attrs, ir::operand_types(graph, graph.instrs[instr])))) {
     // The step reads each value once; the kernel gets one input per operand, repeats included.
     for (int32_t o : graph.instrs[instr].operands)
       slot_.push_back(std::find(step_inputs.begin(), step_inputs.end(), o) - step_inputs.begin());
@@ -146,7 +141,11 @@ std::optional<std::string> run_cpu_kernel(const kernels::Kernel& kernel, const k
                                           std::span<const kernels::TensorType> input_types,
                                           std::span<void* const> outputs,
                                           std::span<const kernels::TensorType> output_types, Device device) {
-  Context context(device);
+  const std::vector<kernels::TensorType> types(input_types.begin(), input_types.end());
+  Context context(device, kernel.scratch ? declared_scratch_bytes(kernel, types, attrs) : -1);
+  // An update in place starts from the input's value, unless the runtime lent the input's own buffer.
+  if (kernel.updates_input >= 0 && outputs[0] != inputs[kernel.updates_input])
+    std::memcpy(outputs[0], inputs[kernel.updates_input], static_cast<size_t>(output_types[0].bytes()));
   try {
     kernel.cpu(kernels::CpuCall(kernel.name, attrs, inputs, input_types, outputs, output_types), context);
   } catch (const KernelFailure& failure) {
@@ -157,6 +156,21 @@ std::optional<std::string> run_cpu_kernel(const kernels::Kernel& kernel, const k
     throw Error("[" + kernel.name + "] the kernel failed: " + e.what());
   }
   return std::nullopt;
+}
+
+int64_t declared_scratch_bytes(const kernels::Kernel& kernel, const std::vector<kernels::TensorType>& input_types,
+                               const kernels::Attrs& attrs) {
+  if (!kernel.scratch) return 0;
+  const int64_t bytes = kernel.scratch(input_types, attrs, omp_get_max_threads());
+  if (bytes < 0) throw Error("[" + kernel.name + "] the scratch rule gave " + std::to_string(bytes) + " bytes");
+  return bytes;
+}
+
+int64_t custom_call_scratch_bytes(const ir::Graph& graph, int32_t instr) {
+  const ir::CustomCallAttrs call = ir::CustomCallAttrs::of(graph.instrs[instr].attrs);
+  return declared_scratch_bytes(ir::kernel_named(call.kernel),
+                                ir::kernel_types(ir::operand_types(graph, graph.instrs[instr])),
+                                ir::decode_kernel_attrs(call.args));
 }
 
 std::unique_ptr<Thunk> make_custom_call_thunk(const ir::Graph& graph, int32_t instr,

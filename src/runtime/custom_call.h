@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "runtime/program.h"
@@ -21,6 +22,12 @@ std::optional<std::string> run_cpu_kernel(const kernels::Kernel& kernel, const k
                                           std::span<const kernels::TensorType> input_types,
                                           std::span<void* const> outputs,
                                           std::span<const kernels::TensorType> output_types, Device device);
+
+// The scratch a call of the kernel declares (Kernel::scratch) on the runtime's threads; 0 without a rule.
+int64_t declared_scratch_bytes(const kernels::Kernel& kernel, const std::vector<kernels::TensorType>& input_types,
+                               const kernels::Attrs& attrs);
+// The same for custom_call instruction `instr` of the graph, for the memory plan.
+int64_t custom_call_scratch_bytes(const ir::Graph& graph, int32_t instr);
 
 // The step that computes custom_call instruction `instr` of the graph into its buffer (the packed outputs
 // when it has several), reading the values `step_inputs` (ProgramStep::inputs, each value once).

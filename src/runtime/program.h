@@ -66,6 +66,7 @@ struct ProgramStep {
   std::vector<int32_t> inputs;  // the graph values it reads
   std::unique_ptr<Thunk> thunk;
   int64_t output_bytes = 0;
+  int64_t scratch_bytes = 0;     // memory it borrows while it runs: a custom kernel's declared scratch
   bool may_raise = false;        // can fail for a value in the data (donated buffers are written only after)
   bool replaces_output = false;  // the thunk hands back a buffer of its own instead of filling *out
   // May write its output into a donated argument: a loop that writes each element once, after reading

@@ -1,0 +1,31 @@
+// The vector loops of the attention kernels, vectorised where the CPU allows. flash_attention's tile
+// products are GEMMs, and what is left is an exponential per score, which scalar std::exp made its largest
+// cost; paged_attention's decode products are dot products and scaled adds of single rows, too small for a
+// GEMM call. The AVX-512 path is chosen once, at run time, so the library still runs on CPUs without it.
+#pragma once
+
+#include <cstdint>
+
+namespace xlite::kernels {
+
+// Multiplies x[0, n) by scale in place and returns the largest result (-inf when n is 0).
+float scale_and_max(float* x, int64_t n, float scale);
+
+// Replaces x[0, n) by exp(x - shift) and returns their sum. -inf gives 0; shift must be finite.
+float exp_shifted_sum(float* x, int64_t n, float shift);
+
+// out[r * out_stride] = the dot product of rows[r * n, (r + 1) * n) with x[0, n), for r < count: one pass
+// over x for all the rows (a key against the query heads that share it).
+void dot_rows(const float* rows, int64_t count, const float* x, int64_t n, float* out, int64_t out_stride);
+
+// rows[r * n, (r + 1) * n) += alpha[r * alpha_stride] * x[0, n), for r < count: one pass over x.
+void add_scaled_rows(float* rows, int64_t count, const float* alpha, int64_t alpha_stride, const float* x, int64_t n);
+
+// The same without AVX-512, for CPUs that lack it and to test the vector path against.
+float scale_and_max_generic(float* x, int64_t n, float scale);
+float exp_shifted_sum_generic(float* x, int64_t n, float shift);
+void dot_rows_generic(const float* rows, int64_t count, const float* x, int64_t n, float* out, int64_t out_stride);
+void add_scaled_rows_generic(float* rows, int64_t count, const float* alpha, int64_t alpha_stride, const float* x,
+                             int64_t n);
+
+}  // namespace xlite::kernels
