@@ -54,6 +54,7 @@ struct Case {
   int64_t b, h, hkv, sq, skv, d;
   bool causal;
   bool segments;
+  int64_t segment_length = 24;  // of the queries; keys are split into as many segments
 };
 
 const Case kCases[] = {
@@ -62,6 +63,11 @@ const Case kCases[] = {
     {1, 3, 1, 130, 40, 8, true, false},    // multi-query; Sq > Skv: the first rows see nothing
     {2, 2, 2, 64, 64, 32, false, true},    // packed sequences
     {1, 2, 1, 33, 200, 8, true, true},
+    // Several blocks of keys (online softmax across them), a ragged last block, and blocks that the masks
+    // leave wholly visible (the fast path) beside partial ones.
+    {1, 2, 2, 65, 520, 8, false, false},
+    {1, 2, 1, 100, 600, 16, true, true},
+    {1, 2, 1, 300, 600, 8, false, true, 150},
 };
 
 std::vector<int32_t> Segments(int64_t b, int64_t s, int64_t length) {
@@ -78,8 +84,9 @@ TEST(FlashAttention, MatchesTheCompositeForwardAndBackward) {
     const xl::Tensor q = Data({c.b, c.h, c.sq, c.d}, 0.1), key = Data({c.b, c.hkv, c.skv, c.d}, 0.5),
                      value = Data({c.b, c.hkv, c.skv, c.d}, 0.9), weights = Data({c.b, c.h, c.sq, c.d}, 1.3);
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
-    const std::vector<int32_t> qs = c.segments ? Segments(c.b, c.sq, 24) : std::vector<int32_t>{};
-    const std::vector<int32_t> ks = c.segments ? Segments(c.b, c.skv, 24 * c.skv / c.sq) : std::vector<int32_t>{};
+    const std::vector<int32_t> qs = c.segments ? Segments(c.b, c.sq, c.segment_length) : std::vector<int32_t>{};
+    const std::vector<int32_t> ks =
+        c.segments ? Segments(c.b, c.skv, c.segment_length * c.skv / c.sq) : std::vector<int32_t>{};
     auto kernel = [&](const std::vector<xl::Tensor>& in) {
       const xl::Tensor out = c.segments ? k::flash_attention(in[0], in[1], in[2], c.causal, scale,
                                                              xl::tensor(qs, {c.b, c.sq}), xl::tensor(ks, {c.b, c.skv}))
@@ -129,4 +136,56 @@ TEST(FlashAttention, BadInputsAreRefusedNamingTheKernel) {
               k::flash_attention(q, q, q, false, 1.0, xl::tensor(std::vector<int32_t>{1}));
             }).find("give both"),
             std::string::npos);
+}
+
+TEST(FlashAttention, HalfPrecisionInputsAreComputedInF32) {
+  const xl::Tensor q = Data({1, 2, 40, 16}, 0.1), key = Data({1, 1, 300, 16}, 0.5), value = Data({1, 1, 300, 16}, 0.9);
+  for (xl::DType dtype : {xl::DType::bf16, xl::DType::f16}) {
+    const std::string what(xl::dtype_name(dtype));
+    const xl::Tensor qh = q.to(dtype), kh = key.to(dtype), vh = value.to(dtype);
+    const xl::Tensor out = k::flash_attention(qh, kh, vh, true, 0.25);
+    EXPECT_EQ(out.dtype(), dtype) << what;
+    // The same kernel on the rounded inputs in f32, rounded once at the end.
+    const xl::Tensor want =
+        k::flash_attention(qh.to(xl::DType::f32), kh.to(xl::DType::f32), vh.to(xl::DType::f32), true, 0.25).to(dtype);
+    EXPECT_EQ(out.to(xl::DType::f32).to_vector<float>(), want.to(xl::DType::f32).to_vector<float>()) << what;
+    ExpectNear(out.to(xl::DType::f32), Composite(q, key, value, true, 0.25), dtype == xl::DType::bf16 ? 3e-2 : 4e-3,
+               what + " against f32");
+    const std::vector<xl::Tensor> grads = xl::grad(
+        [&](const std::vector<xl::Tensor>& in) {
+          return xl::sum(k::flash_attention(in[0], in[1], in[2], true, 0.25).to(xl::DType::f32));
+        },
+        {qh, kh, vh});
+    for (const xl::Tensor& g : grads) EXPECT_EQ(g.dtype(), dtype) << what;
+  }
+  EXPECT_NE(xlite_test::ErrorMessage([&] {
+              k::flash_attention(q.to(xl::DType::bf16), key, value);
+            }).find("[flash_attention] q, k and v must be f32"),
+            std::string::npos);
+}
+
+// At S = 8192 the composite holds an S x S matrix of scores (and the backward another of probabilities);
+// the kernel holds blocks of them per thread, which its scratch rule declares to the memory plan.
+TEST(FlashAttention, TheMemoryPlanAtS8192IsATenthOfTheComposites) {
+  const int64_t s = 8192, d = 64;
+  const xl::Tensor q = xl::randn({1, 1, s, d}), key = xl::randn({1, 1, s, d}), value = xl::randn({1, 1, s, d});
+  const double scale = 0.125;
+  auto flash = [&](const std::vector<xl::Tensor>& in) {
+    return xl::sum(k::flash_attention(in[0], in[1], in[2], false, scale));
+  };
+  auto composite = [&](const std::vector<xl::Tensor>& in) {
+    const xl::Tensor scores = xl::matmul(in[0], xl::transpose(in[1], 2, 3)) * scale;
+    return xl::sum(xl::matmul(xl::softmax(scores, -1), in[2]));
+  };
+  const xl::debug::MemoryStats flash_forward = xl::debug::memory_stats({k::flash_attention(q, key, value)});
+  const xl::debug::MemoryStats composite_forward = xl::debug::memory_stats({composite({q, key, value})});
+  EXPECT_GT(flash_forward.scratch_bytes, 0);
+  EXPECT_GE(flash_forward.temp_bytes, flash_forward.scratch_bytes);
+  EXPECT_GE(composite_forward.temp_bytes, 2 * s * s * 4) << "two S x S matrices";
+  EXPECT_LT(flash_forward.temp_bytes, composite_forward.temp_bytes / 10);
+  const xl::debug::MemoryStats flash_training = xl::debug::memory_stats(xl::grad(flash, {q, key, value}));
+  const xl::debug::MemoryStats composite_training = xl::debug::memory_stats(xl::grad(composite, {q, key, value}));
+  EXPECT_GT(flash_training.scratch_bytes, 0);
+  EXPECT_LT(flash_training.temp_bytes, composite_training.temp_bytes / 10)
+      << flash_training.temp_bytes << " against " << composite_training.temp_bytes;
 }

@@ -70,7 +70,8 @@ std::vector<float> HostAttention(const std::vector<float>& q, int64_t heads, con
       double total = 0;
       for (double& s : scores) total += (s = std::exp(s - top));
       for (size_t t = 0; t < scores.size(); ++t)
-        for (int64_t j = 0; j < d; ++j) out[(b * heads + h) * d + j] += static_cast<float>(scores[t] / total * values[t][j]);
+        for (int64_t j = 0; j < d; ++j)
+          out[(b * heads + h) * d + j] += static_cast<float>(scores[t] / total * values[t][j]);
     }
   return out;
 }
@@ -93,13 +94,13 @@ TEST(PagedAttention, MatchesAttentionOverEachSequencesOwnTokens) {
   const std::vector<float> want = HostAttention(q, heads, cache, lengths, pages, pages_per_seq, scale);
   const xl::Tensor kp = xl::tensor(cache.k, cache.shape()), vp = xl::tensor(cache.v, cache.shape());
   for (int64_t block : {1, 2, 3, 8}) {
-    const std::vector<float> got =
-        k::paged_attention(xl::tensor(q, {batch, heads, d}), kp, vp, Ints(lengths, {batch}),
-                           Ints(pages, {batch, pages_per_seq}), block, scale)
-            .to_vector<float>();
+    const std::vector<float> got = k::paged_attention(xl::tensor(q, {batch, heads, d}), kp, vp, Ints(lengths, {batch}),
+                                                      Ints(pages, {batch, pages_per_seq}), block, scale)
+                                       .to_vector<float>();
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
-      ASSERT_NEAR(got[i], want[i], 2e-5 * (1 + std::fabs(want[i]))) << "pages_per_compute_block " << block << " at " << i;
+      ASSERT_NEAR(got[i], want[i], 2e-5 * (1 + std::fabs(want[i])))
+          << "pages_per_compute_block " << block << " at " << i;
   }
 }
 
@@ -117,11 +118,13 @@ TEST(PagedAttention, BadPagesAndLengthsRaiseNamingTheKernelAndTheRuntimeGoesOn) 
   EXPECT_EQ(run({9, 2}, Ints({0, 1, 6, 3, 4, 5}, {2, 3})),
             "[paged_attention_check] page_indices[0, 2] = 6 is outside the 6 pages");
   EXPECT_EQ(run({8, 2}, Ints({0, 1, 6, 3, 4, -5}, {2, 3})), "no exception") << "pages past a length are never read";
-  EXPECT_NE(xlite_test::ErrorMessage([&] { k::paged_attention(xl::zeros({2, 3, 8}), pages, pages, Ints({1, 1}, {2}), table); })
-                .find("[paged_attention] q's 3 heads are not a multiple of the pages' 2 kv heads"),
+  EXPECT_NE(xlite_test::ErrorMessage([&] {
+              k::paged_attention(xl::zeros({2, 3, 8}), pages, pages, Ints({1, 1}, {2}), table);
+            }).find("[paged_attention] q's 3 heads are not a multiple of the pages' 2 kv heads"),
             std::string::npos);
-  EXPECT_NE(xlite_test::ErrorMessage([&] { k::paged_attention(q, pages, pages, Ints({1, 1}, {2}), table, 0); })
-                .find("pages_per_compute_block must be at least 1"),
+  EXPECT_NE(xlite_test::ErrorMessage([&] {
+              k::paged_attention(q, pages, pages, Ints({1, 1}, {2}), table, 0);
+            }).find("pages_per_compute_block must be at least 1"),
             std::string::npos);
 }
 
@@ -135,11 +138,11 @@ TEST(PagedAttention, AppendWritesEachTokenInPlaceAndAttentionSeesIt) {
   std::vector<int32_t> lengths = {0, 5};
   xl::Tensor kp = xl::tensor(cache.k, cache.shape()), vp = xl::tensor(cache.v, cache.shape());
   const xl::Tensor page_indices = Ints(pages, {batch, pages_per_seq});
-  auto decode = xl::compile([&](const xl::Tensor& q, const xl::Tensor& kn, const xl::Tensor& vn,
-                                const xl::Tensor& length) {
-    k::paged_kv_append_(kp, vp, kn, vn, length, page_indices);
-    return k::paged_attention(q, kp, vp, length + 1, page_indices, 2, 0.5);
-  });
+  auto decode =
+      xl::compile([&](const xl::Tensor& q, const xl::Tensor& kn, const xl::Tensor& vn, const xl::Tensor& length) {
+        k::paged_kv_append_(kp, vp, kn, vn, length, page_indices);
+        return k::paged_attention(q, kp, vp, length + 1, page_indices, 2, 0.5);
+      });
   const void* k_storage = nullptr;
   std::normal_distribution<float> normal;
   for (int step = 0; step < 5; ++step) {

@@ -33,8 +33,8 @@ TEST(VectorMath, ExpShiftedSumMatchesStdExpWithinAboutAnUlpOverTheRange) {
 }
 
 TEST(VectorMath, MaskedScoresGiveZeroAndSpecialValuesKeepTheirMeaning) {
-  std::vector<float> x = {-kInf, 0.0f, -kInf, 200.0f, -200.0f, NAN, 88.0f, -kInf, 1.0f, 2.0f, 3.0f,
-                          4.0f,  5.0f, 6.0f,  7.0f,   8.0f,    9.0f, -kInf};
+  std::vector<float> x = {-kInf, 0.0f, -kInf, 200.0f, -200.0f, NAN,  88.0f, -kInf, 1.0f,
+                          2.0f,  3.0f, 4.0f,  5.0f,   6.0f,    7.0f, 8.0f,  9.0f,  -kInf};
   k::exp_shifted_sum(x.data(), static_cast<int64_t>(x.size()), 0.0f);
   EXPECT_EQ(x[0], 0.0f);
   EXPECT_EQ(x[1], 1.0f);
@@ -65,7 +65,8 @@ TEST(VectorMath, DotRowsAndAddScaledRowsMatchTheScalarLoops) {
       std::vector<float> got(static_cast<size_t>(count * 2), -1.0f), want = got;
       k::dot_rows(rows.data(), count, x.data(), n, got.data(), 2);
       k::dot_rows_generic(rows.data(), count, x.data(), n, want.data(), 2);
-      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * n) << count << "x" << n << " at " << i;
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], want[i], 1e-5 * n) << count << "x" << n << " at " << i;
       std::vector<float> added = rows, added_want = rows;
       k::add_scaled_rows(added.data(), count, got.data(), 2, x.data(), n);
       k::add_scaled_rows_generic(added_want.data(), count, got.data(), 2, x.data(), n);

@@ -125,7 +125,8 @@ void scores(const Masking& mask, BlockMask kind, float scale, const float* q, co
       continue;
     }
     float best = kNegInf;
-    for (int64_t c = 0; c < bk; ++c) best = std::max(best, sr[c] = mask.visible(q0 + r, k0 + c) ? sr[c] * scale : kNegInf);
+    for (int64_t c = 0; c < bk; ++c)
+      best = std::max(best, sr[c] = mask.visible(q0 + r, k0 + c) ? sr[c] * scale : kNegInf);
     row_max[r] = best;
   }
 }
@@ -146,6 +147,24 @@ int64_t forward_scratch(const std::vector<TensorType>& in, const Attrs&, int thr
 int64_t backward_scratch(const std::vector<TensorType>& in, const Attrs&, int threads) {
   const Dims dims = dims_of(in[0], in[1]);
   return (dims.batch * dims.heads * dims.sq + 2 * threads * kBackwardFloatsPerThread) * int64_t{sizeof(float)};
+}
+
+// The query-key pairs the masks leave visible, counting the causal mask only (segments depend on the data):
+// 2 D operations each in each of the forward's two products and the backward's five (seven when it splits
+// into two passes).
+double visible_pairs(const Dims& dims, bool causal) {
+  if (!causal) return static_cast<double>(dims.sq) * static_cast<double>(dims.skv);
+  double pairs = 0;
+  for (int64_t i = 0; i < dims.sq; ++i)
+    pairs += static_cast<double>(std::clamp<int64_t>(i + dims.offset() + 1, 0, dims.skv));
+  return pairs;
+}
+
+template <int kProducts>
+double attention_cost(const std::vector<TensorType>& in, const Attrs& attrs) {
+  const Dims dims = dims_of(in[0], in[1]);
+  return 2.0 * kProducts * static_cast<double>(dims.batch * dims.heads * dims.d) *
+         visible_pairs(dims, AttrReader("flash_attention", attrs).int_attr("causal") != 0);
 }
 
 std::vector<TensorType> forward_shape(const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -228,8 +247,8 @@ struct HeadData {
 };
 
 // P = exp(S - lse) of a block (0 where masked), then dP = dO V^T and dS = P (dP - delta).
-void probabilities_and_ds(const Masking& mask, BlockMask kind, float scale, const HeadData& head, int64_t d,
-                          int64_t q0, int64_t bq, int64_t k0, int64_t bk, float* p, float* ds) {
+void probabilities_and_ds(const Masking& mask, BlockMask kind, float scale, const HeadData& head, int64_t d, int64_t q0,
+                          int64_t bq, int64_t k0, int64_t bk, float* p, float* ds) {
   const float *v = head.v, *dout = head.dout, *lse = head.lse, *delta = head.delta;
   float row_max[kQueryBlock];
   scores(mask, kind, scale, head.q, head.k, d, q0, bq, k0, bk, p, row_max);
@@ -285,7 +304,51 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
     const int64_t keys = (b * dims.kv_heads + hk) * dims.skv * d;
     return HeadData{q + rows * d, k + keys, v + keys, dout + rows * d, lse + rows, delta + rows};
   };
-  // dk, dv: per (b, kv head, key block), over every query block of every head of the group.
+  // dP_ij's products: dV_j += P^T dO_i; dK_j += scale dS^T Q_i; dQ_i += scale dS K_j.
+  auto accumulate_dk_dv = [&](const HeadData& data, int64_t q0, int64_t bq, int64_t bk, const float* p, const float* ds,
+                              float* dkh, float* dvh) {
+    gemm_transposed_a(bk, d, bq, 1.0f, p, bk, data.dout + q0 * d, d, dvh);
+    gemm_transposed_a(bk, d, bq, scale, ds, bk, data.q + q0 * d, d, dkh);
+  };
+  auto accumulate_dq = [&](const HeadData& data, int64_t k0, int64_t bq, int64_t bk, const float* ds, float* dqh) {
+    if (dnnl_sgemm('N', 'N', bq, d, bk, scale, ds, bk, data.k + k0 * d, d, 1.0f, dqh, d) != dnnl_success)
+      throw Error("[flash_attention] oneDNN's sgemm failed");
+  };
+  if (dims.batch * dims.kv_heads >= 2 * context.num_threads()) {
+    // Enough (b, kv head) pairs to share out: each is one work item that owns its dk, dv and the dq of its
+    // query heads, so every block of probabilities is computed once and feeds all three (five products per
+    // block instead of the seven of the split passes below).
+    context.parallel_for(dims.batch * dims.kv_heads, 1, [&](int64_t begin, int64_t end) {
+      float* const p = take_floats(context, kBackwardFloatsPerThread);
+      float* const ds = p + kQueryBlock * kKeyBlock;
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t b = item / dims.kv_heads, hk = item % dims.kv_heads;
+        const Masking mask = masking(b);
+        std::fill(dk + item * dims.skv * d, dk + (item + 1) * dims.skv * d, 0.0f);
+        std::fill(dv + item * dims.skv * d, dv + (item + 1) * dims.skv * d, 0.0f);
+        for (int64_t h = hk * dims.group(); h < (hk + 1) * dims.group(); ++h) {
+          const HeadData data = head(b, h);
+          float* const dqh = dq + (b * dims.heads + h) * dims.sq * d;
+          std::fill(dqh, dqh + dims.sq * d, 0.0f);
+          for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
+            const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
+            for (int64_t q0 = 0; q0 < dims.sq; q0 += kQueryBlock) {
+              const int64_t bq = std::min(kQueryBlock, dims.sq - q0);
+              const BlockMask kind = mask.classify(q0, bq, k0, bk);
+              if (kind == BlockMask::hidden) continue;
+              probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
+              accumulate_dk_dv(data, q0, bq, bk, p, ds, dk + (item * dims.skv + k0) * d,
+                               dv + (item * dims.skv + k0) * d);
+              accumulate_dq(data, k0, bq, bk, ds, dqh + q0 * d);
+            }
+          }
+        }
+      }
+    });
+    return;
+  }
+  // Too few pairs to keep the threads busy: dk, dv per (b, kv head, key block), then dq per (b, head, query
+  // block), each pass recomputing the probabilities it needs.
   for_each_block(context, dims.batch * dims.kv_heads, dims.skv, kKeyBlock,
                  [&](int64_t outer, int64_t k0, int64_t bk, float* p, float* ds) {
                    const int64_t b = outer / dims.kv_heads, hk = outer % dims.kv_heads;
@@ -301,30 +364,24 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
                        const BlockMask kind = mask.classify(q0, bq, k0, bk);
                        if (kind == BlockMask::hidden) continue;
                        probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
-                       // dV_j += P^T dO_i; dK_j += scale dS^T Q_i.
-                       gemm_transposed_a(bk, d, bq, 1.0f, p, bk, data.dout + q0 * d, d, dvh);
-                       gemm_transposed_a(bk, d, bq, scale, ds, bk, data.q + q0 * d, d, dkh);
+                       accumulate_dk_dv(data, q0, bq, bk, p, ds, dkh, dvh);
                      }
                    }
                  });
-  // dq: per (b, head, query block), over every key block.
-  for_each_block(
-      context, dims.batch * dims.heads, dims.sq, kQueryBlock,
-      [&](int64_t outer, int64_t q0, int64_t bq, float* p, float* ds) {
-        const HeadData data = head(outer / dims.heads, outer % dims.heads);
-        const Masking mask = masking(outer / dims.heads);
-        float* dqh = dq + outer * dims.sq * d + q0 * d;
-        std::fill(dqh, dqh + bq * d, 0.0f);
-        for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
-          const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
-          const BlockMask kind = mask.classify(q0, bq, k0, bk);
-          if (kind == BlockMask::hidden) break;
-          probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
-          // dQ_i += scale dS K_j.
-          if (dnnl_sgemm('N', 'N', bq, d, bk, scale, ds, bk, data.k + k0 * d, d, 1.0f, dqh, d) != dnnl_success)
-            throw Error("[flash_attention] oneDNN's sgemm failed");
-        }
-      });
+  for_each_block(context, dims.batch * dims.heads, dims.sq, kQueryBlock,
+                 [&](int64_t outer, int64_t q0, int64_t bq, float* p, float* ds) {
+                   const HeadData data = head(outer / dims.heads, outer % dims.heads);
+                   const Masking mask = masking(outer / dims.heads);
+                   float* dqh = dq + outer * dims.sq * d + q0 * d;
+                   std::fill(dqh, dqh + bq * d, 0.0f);
+                   for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
+                     const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
+                     const BlockMask kind = mask.classify(q0, bq, k0, bk);
+                     if (kind == BlockMask::hidden) break;
+                     probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
+                     accumulate_dq(data, k0, bq, bk, ds, dqh);
+                   }
+                 });
 }
 
 std::vector<Tensor> with_segments(std::vector<Tensor> inputs, const Tensor& q_segment_ids,
@@ -364,16 +421,17 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
 namespace builtin {
 
 void register_flash_attention() {
-  ir::add_builtin_kernel(
-      {.name = "flash_attention",
-       .shape = forward_shape,
-       .cpu = forward_cpu,
-       .backward = forward_backward,
-       .scratch = forward_scratch});
+  ir::add_builtin_kernel({.name = "flash_attention",
+                          .shape = forward_shape,
+                          .cpu = forward_cpu,
+                          .backward = forward_backward,
+                          .scratch = forward_scratch,
+                          .cost = attention_cost<2>});
   ir::add_builtin_kernel({.name = "flash_attention_backward",
                           .shape = backward_shape,
                           .cpu = backward_cpu,
-                          .scratch = backward_scratch});
+                          .scratch = backward_scratch,
+                          .cost = attention_cost<5>});
 }
 
 }  // namespace builtin

@@ -57,13 +57,12 @@ void check_tokens(CpuContext& context, const PageDims& dims, const int32_t* leng
                   int64_t extra) {
   for (int64_t b = 0; b < dims.batch; ++b) {
     const int64_t tokens = int64_t{lengths[b]} + extra;
-    const std::string pages =
-        std::to_string(dims.pages_per_seq) + " pages of " + std::to_string(dims.page_size);
+    const std::string pages = std::to_string(dims.pages_per_seq) + " pages of " + std::to_string(dims.page_size);
     if (lengths[b] < 0 || tokens > dims.capacity())
       context.fail("sequence " + std::to_string(b) + " has length " + std::to_string(lengths[b]) +
-                   (lengths[b] >= 0 && extra ? " and no free slot in its " + pages
-                                             : ", outside [0, " + std::to_string(dims.capacity()) + "], what its " +
-                                                   pages + " hold"));
+                   (lengths[b] >= 0 && extra
+                        ? " and no free slot in its " + pages
+                        : ", outside [0, " + std::to_string(dims.capacity()) + "], what its " + pages + " hold"));
     for (int64_t p = 0; p * dims.page_size < tokens; ++p) {
       const int32_t page = page_indices[b * dims.pages_per_seq + p];
       if (page < 0 || page >= dims.total_pages)
@@ -273,11 +272,8 @@ void register_paged_attention() {
                           .cpu = attention_cpu,
                           .scratch = attention_scratch,
                           .may_fail = false});
-  ir::add_builtin_kernel({.name = "paged_kv_write",
-                          .shape = write_shape,
-                          .cpu = write_cpu,
-                          .updates_input = 0,
-                          .may_fail = false});
+  ir::add_builtin_kernel(
+      {.name = "paged_kv_write", .shape = write_shape, .cpu = write_cpu, .updates_input = 0, .may_fail = false});
 }
 
 }  // namespace builtin

@@ -113,7 +113,8 @@ __attribute__((target("avx512f"))) void add_scaled_rows_512(float* rows, int64_t
     const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
     for (int64_t r = 0; r < count; ++r) {
       float* y = rows + r * n + i;
-      _mm512_mask_storeu_ps(y, m, _mm512_fmadd_ps(_mm512_set1_ps(alpha[r * alpha_stride]), xv, _mm512_maskz_loadu_ps(m, y)));
+      _mm512_mask_storeu_ps(y, m,
+                            _mm512_fmadd_ps(_mm512_set1_ps(alpha[r * alpha_stride]), xv, _mm512_maskz_loadu_ps(m, y)));
     }
   }
 }
