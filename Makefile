@@ -44,7 +44,7 @@ test-tsan: build-tsan
 
 # Every C++ file of ours in the style of .clang-format (clang-format-19, installed by scripts/install-deps.sh).
 FORMAT_FILES = git ls-files 'src/*.cpp' 'src/*.h' 'include/*.h' 'tests/*.cpp' 'tests/*.h' 'tools/*.cpp' \
-	'testing/*.cpp' 'testing/*.h' 'fuzz/*.cpp' 'bench/*.cpp' 'examples/*.cpp'
+	'testing/*.cpp' 'testing/*.h' 'fuzz/*.cpp' 'bench/*.cpp' 'bench/*.h' 'examples/*.cpp' 'examples/*.h'
 format: deps
 	$(FORMAT_FILES) | xargs clang-format-19 -i
 format-check: deps
@@ -85,10 +85,11 @@ install: build
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
 
-# make bench  installs the libtorch peer if missing, builds build-bench/ and prints the table of goals
+# make bench  installs the peers (libtorch, PyTorch 2.x) if missing, builds build-bench/ and prints the tables of goals
 bench:
 	bash scripts/install-bench-deps.sh
 	bash bench/run.sh
+	bash bench/attention.sh
 	$(MAKE) bench-cache
 
 # The persistent compilation cache: chargpt's first training step, cold against warm (BENCHMARKS.md).
