@@ -36,7 +36,9 @@ inline std::string env_settings(std::initializer_list<const char*> names) {
   return text;
 }
 
-inline double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+inline double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -44,7 +46,9 @@ inline double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-inline void emit(const std::string& name, double value, const char* unit) { std::printf("%s %.6g %s\n", name.c_str(), value, unit); }
+inline void emit(const std::string& name, double value, const char* unit) {
+  std::printf("%s %.6g %s\n", name.c_str(), value, unit);
+}
 
 // A value that is not a timing: a loss or gradient summary that bench/table.awk compares across programs.
 inline void emit_check(const std::string& name, double value) { std::printf("%s %.9g check\n", name.c_str(), value); }
@@ -68,7 +72,8 @@ inline int count_nodes(const std::string& graph_text) {
 
 // Times a and b alternately (warm-up runs first), so both see the same state of the machine.
 // Returns the medians in seconds.
-inline std::pair<double, double> time_pair(const std::function<void()>& a, const std::function<void()>& b, int warmup = 3) {
+inline std::pair<double, double> time_pair(const std::function<void()>& a, const std::function<void()>& b,
+                                           int warmup = 3) {
   for (int i = 0; i < warmup; ++i) {
     a();
     b();

@@ -69,17 +69,27 @@ struct ParamSpec {
 };
 inline std::vector<ParamSpec> block_params() {
   const int64_t d = kTfModel, h = kTfHidden;
-  return {{"ln1.weight", {d}},          {"ln1.bias", {d}},        {"attn.qkv.weight", {3 * d, d}},
-          {"attn.qkv.bias", {3 * d}},   {"attn.proj.weight", {d, d}}, {"attn.proj.bias", {d}},
-          {"ln2.weight", {d}},          {"ln2.bias", {d}},        {"mlp.fc.weight", {h, d}},
-          {"mlp.fc.bias", {h}},         {"mlp.proj.weight", {d, h}},  {"mlp.proj.bias", {d}}};
+  return {{"ln1.weight", {d}},
+          {"ln1.bias", {d}},
+          {"attn.qkv.weight", {3 * d, d}},
+          {"attn.qkv.bias", {3 * d}},
+          {"attn.proj.weight", {d, d}},
+          {"attn.proj.bias", {d}},
+          {"ln2.weight", {d}},
+          {"ln2.bias", {d}},
+          {"mlp.fc.weight", {h, d}},
+          {"mlp.fc.bias", {h}},
+          {"mlp.proj.weight", {d, h}},
+          {"mlp.proj.bias", {d}}};
 }
 inline std::vector<float> block_param_init(const ParamSpec& p) {
-  const bool is_norm = p.name.rfind("ln", 0) == 0, is_bias = p.name.size() > 5 && p.name.substr(p.name.size() - 5) == ".bias";
+  const bool is_norm = p.name.rfind("ln", 0) == 0,
+             is_bias = p.name.size() > 5 && p.name.substr(p.name.size() - 5) == ".bias";
   if (is_norm) return norm_init(p.name, p.shape[0], is_bias);
   const int64_t out = p.shape[0];
   int64_t in = 0;  // a bias takes the fan-in of its layer's weight
-  if (!is_bias) in = p.shape[1];
+  if (!is_bias)
+    in = p.shape[1];
   else
     for (const ParamSpec& q : block_params())
       if (q.name == p.name.substr(0, p.name.size() - 4) + "weight") in = q.shape[1];

@@ -6,7 +6,7 @@
 // xlite run starts after xlite::sync() and ends after its own sync (so it includes tracing, the
 // compilation-cache lookup, running, and the result binding: what a user waits for).
 //
-// Usage: xlite_bench [all|elementwise|norm|sums|matmul|gmm|attention|eager|compile] [runs]
+// Usage: xlite_bench [all|elementwise|norm|sums|matmul|gmm|attention|paged|eager|compile] [runs]
 // Only the public API (<xlite/xlite.h>) is used, plus <dnnl.h> for the direct oneDNN sgemm peer.
 #include <dnnl.h>
 #include <sys/wait.h>
@@ -25,6 +25,7 @@
 
 #include <xlite/xlite.h>
 
+#include "fma_peak.h"
 #include "timing.h"
 
 namespace xl = xlite;
@@ -326,35 +327,94 @@ void bench_gmm() {
   bench_gmm_case("skewed8", skewed, m, k, n);
 }
 
-// flash_attention's forward against the same attention written in ops (scores, softmax, weighted sum),
-// both compiled by xlite in the same run: B=4, H=8, D=64.
-void bench_attention_case(int64_t s, bool causal) {
+// flash_attention against the same attention written in ops (scores, mask, softmax, weighted sum), both
+// compiled by xlite in the same run: B=4, H=8, D=64, the forward alone and forward+backward (gradients of
+// sum(out * w) for q, k and v). bench/attention_peer.py times PyTorch 2.x's SDPA on the same shapes.
+void bench_attention_case(int64_t s, bool causal, double peak) {
   xl::manual_seed(6);
   const int64_t b = 4, h = 8, d = 64;
   xl::Tensor q = ready(xl::randn({b, h, s, d})), k = ready(xl::randn({b, h, s, d})), v = ready(xl::randn({b, h, s, d}));
+  xl::Tensor w = ready(xl::randn({b, h, s, d}));
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   xl::Tensor mask = ready(xl::tril(xl::ones({s, s})) > 0.5);
-  auto kernel = [&] {
-    xl::Tensor o = xl::kernels::flash_attention(q, k, v, causal, scale);
-    xl::sync({o});
+  auto flash = [&](const std::vector<xl::Tensor>& in) {
+    return xl::kernels::flash_attention(in[0], in[1], in[2], causal, scale);
   };
-  auto composite = [&] {
-    xl::Tensor scores = xl::matmul(q, xl::transpose(k, 2, 3)) * scale;
+  auto composite = [&](const std::vector<xl::Tensor>& in) {
+    xl::Tensor scores = xl::matmul(in[0], xl::transpose(in[1], 2, 3)) * scale;
     if (causal) scores = xl::where(mask, scores, -1e30);
-    xl::Tensor o = xl::matmul(xl::softmax(scores, -1), v);
-    xl::sync({o});
+    return xl::matmul(xl::softmax(scores, -1), in[2]);
   };
-  auto [t_k, t_c] = time_pair(kernel, composite);
+  auto forward = [&](const auto& fn) { return [&] { xl::sync({fn({q, k, v})}); }; };
+  auto training = [&](const auto& fn) {
+    return
+        [&] { xl::sync(xl::grad([&](const std::vector<xl::Tensor>& in) { return xl::sum(fn(in) * w); }, {q, k, v})); };
+  };
   const double flops = 4.0 * b * h * s * s * d * (causal ? 0.5 : 1.0);
   const std::string tag = std::string("attention_") + (causal ? "causal_" : "") + "S" + std::to_string(s);
-  emit(tag + ".flash_GFLOPs", flops / t_k * 1e-9, "GFLOP/s");
-  emit(tag + ".composite_GFLOPs", flops / t_c * 1e-9, "GFLOP/s");
-  emit(tag + ".flash_over_composite", t_c / t_k, "x");
+  auto [t_flash, t_composite] = time_pair(forward(flash), forward(composite), 1);
+  emit(tag + ".flash_ms", t_flash * 1e3, "ms");
+  emit(tag + ".composite_ms", t_composite * 1e3, "ms");
+  emit(tag + ".flash_GFLOPs", flops / t_flash * 1e-9, "GFLOP/s");
+  emit(tag + ".flash_fraction_of_fma_peak", flops / t_flash * 1e-9 / peak, "x");
+  emit(tag + ".flash_over_composite", t_composite / t_flash, "x");
+  // The backward recomputes the scores and does four more products: 2.5x the forward's FLOPs.
+  auto [t_flash_train, t_composite_train] = time_pair(training(flash), training(composite), 1);
+  emit(tag + ".flash_train_ms", t_flash_train * 1e3, "ms");
+  emit(tag + ".composite_train_ms", t_composite_train * 1e3, "ms");
+  emit(tag + ".flash_train_GFLOPs", 3.5 * flops / t_flash_train * 1e-9, "GFLOP/s");
+  emit(tag + ".flash_train_over_composite", t_composite_train / t_flash_train, "x");
+  // What each program holds besides its arguments and results (debug::memory_stats, the compile-time plan
+  // with the kernel's declared scratch).
+  const int64_t flash_bytes = xl::debug::memory_stats({flash({q, k, v})}).temp_bytes;
+  const int64_t composite_bytes = xl::debug::memory_stats({composite({q, k, v})}).temp_bytes;
+  emit(tag + ".flash_temp_MB", static_cast<double>(flash_bytes) / 1e6, "MB");
+  emit(tag + ".composite_temp_MB", static_cast<double>(composite_bytes) / 1e6, "MB");
+  emit(tag + ".flash_temp_over_composite", static_cast<double>(flash_bytes) / static_cast<double>(composite_bytes),
+       "x");
 }
 
 void bench_attention() {
-  for (int64_t s : {512, 1024, 2048})
-    for (bool causal : {false, true}) bench_attention_case(s, causal);
+  const double peak = bench_peak::fma_peak_gflops();
+  emit("attention.fma_peak_GFLOPs", peak, "GFLOP/s");
+  for (int64_t s : {512, 1024, 2048, 4096})
+    for (bool causal : {false, true}) bench_attention_case(s, causal, peak);
+}
+
+// paged_attention decoding one token for B=8 sequences of 2048 tokens (H=32, Hkv=8, D=128, pages of 16),
+// against attention over a contiguous cache written in ops and compiled by xlite. Decode reads each cached
+// key and value once, so both are compared with memcpy of the cache's bytes.
+void bench_paged_attention() {
+  xl::manual_seed(7);
+  const int64_t b = 8, h = 32, hkv = 8, d = 128, context = 2048, page = 16, pages_per_seq = context / page;
+  const int64_t total_pages = b * pages_per_seq;
+  xl::Tensor q = ready(xl::randn({b, h, d}));
+  xl::Tensor k_pages = ready(xl::randn({hkv, total_pages, page, d})),
+             v_pages = ready(xl::randn({hkv, total_pages, page, d}));
+  std::vector<int32_t> table(static_cast<size_t>(total_pages));
+  for (int64_t i = 0; i < total_pages; ++i)  // sequences' pages interleaved, as a serving cache leaves them
+    table[i] = static_cast<int32_t>((i % pages_per_seq) * b + i / pages_per_seq);
+  xl::Tensor page_indices = ready(xl::tensor(table, {b, pages_per_seq}));
+  xl::Tensor lengths = ready(xl::full({b}, context, xl::DType::i32));
+  xl::Tensor k = ready(xl::randn({b, hkv, context, d})), v = ready(xl::randn({b, hkv, context, d}));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  auto paged = [&] { xl::sync({xl::kernels::paged_attention(q, k_pages, v_pages, lengths, page_indices, 8, scale)}); };
+  auto contiguous = [&] {
+    // The query heads of a group share their kv head: [B, Hkv, G, D] x [B, Hkv, D, S].
+    xl::Tensor qg = xl::reshape(q, {b, hkv, h / hkv, d});
+    xl::Tensor scores = xl::matmul(qg, xl::transpose(k, 2, 3)) * scale;
+    xl::sync({xl::matmul(xl::softmax(scores, -1), v)});
+  };
+  const double bytes = 2.0 * b * hkv * context * d * 4;
+  Memcpy copy(static_cast<size_t>(bytes / 2));  // reads and writes as many bytes as decode reads
+  auto [t_paged, t_contiguous] = time_pair(paged, contiguous);
+  auto [t_paged2, t_memcpy] = time_pair(paged, copy);
+  const std::string tag = "paged_decode_B8_H32_kv8_D128_S2048";
+  emit(tag + ".paged_ms", t_paged * 1e3, "ms");
+  emit(tag + ".contiguous_ms", t_contiguous * 1e3, "ms");
+  emit(tag + ".paged_over_contiguous_time", t_paged / t_contiguous, "x");
+  emit(tag + ".paged_GBps", bytes / t_paged2 * 1e-9, "GB/s");
+  emit(tag + ".memcpy_GBps", bytes / t_memcpy * 1e-9, "GB/s");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -563,7 +623,9 @@ int main(int argc, char** argv) {
     if (what == "all" || what == "sums") bench_sums();
     if (what == "all" || what == "matmul") bench_matmul();
     if (what == "all" || what == "gmm") bench_gmm();
-    if (what == "all" || what == "attention") bench_attention();
+    // bench/attention.sh runs these two beside PyTorch's kernels; the largest cases take minutes.
+    if (what == "attention") bench_attention();
+    if (what == "paged") bench_paged_attention();
     if (what == "all" || what == "eager") bench_eager();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xlite_bench: %s\n", e.what());
