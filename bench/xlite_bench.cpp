@@ -317,6 +317,14 @@ void bench_gmm_case(const std::string& name, const std::vector<int32_t>& sizes, 
   emit(tag + ".gmm_GFLOPs", flops / t_g * 1e-9, "GFLOP/s");
   emit(tag + ".dense_GFLOPs", flops / t_d * 1e-9, "GFLOP/s");
   emit(tag + ".gmm_over_dense", t_d / t_g, "x");
+  // tgmm, the weight gradient's grouped product: lhs^T [k, m] by the m rows of [m, n], per group, against
+  // the one dense product [k, m] x [m, n] of the same FLOPs.
+  xl::Tensor lhs_t = ready(xl::randn({k, m})), grad = ready(xl::randn({m, n}));
+  auto transposed = [&] { xl::sync({xl::kernels::tgmm(lhs_t, grad, group_sizes)}); };
+  auto transposed_dense = [&] { xl::sync({xl::matmul(lhs_t, grad)}); };
+  auto [t_t, t_td] = time_pair(transposed, transposed_dense);
+  emit(tag + ".tgmm_GFLOPs", flops / t_t * 1e-9, "GFLOP/s");
+  emit(tag + ".tgmm_over_dense", t_td / t_t, "x");
 }
 
 void bench_gmm() {
