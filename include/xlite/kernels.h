@@ -183,8 +183,8 @@ Tensor gmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
 Tensor tgmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
 
 // softmax(q k^T * sm_scale + mask) v without materializing the scores: q [B, H, Sq, D], k and v
-// [B, Hkv, Skv, D] with H a multiple of Hkv (grouped- and multi-query attention), f32, or all three f16 or
-// bf16 (computed in f32, the output in their dtype). causal masks are
+// [B, Hkv, Skv, D] with H a multiple of Hkv (grouped- and multi-query attention), f32 or f64 (slow: for
+// checking gradients), or all three f16 or bf16 (computed in f32, the output in their dtype). causal masks are
 // aligned to the end (query i sees keys j <= i + Skv - Sq); with segment ids (i32 [B, Sq] and [B, Skv]) a
 // query sees only keys of its own segment. A row that sees no key gives zeros. Differentiable in q, k, v
 // (a tiled backward that recomputes the probabilities from the saved log-sum-exp).

@@ -4,13 +4,14 @@
 // oneDNN sgemms on one thread each; blocks of queries (forward, dq) or keys (dk, dv) run side by side.
 // Extra memory is the saved log-sum-exp and, per thread, one block of scores and of the output: O(B*H*S*D)
 // in all, never S x S; the kernels declare their scratch, so debug::memory_stats counts it. The kernels take
-// f32; flash_attention() runs f16 and bf16 inputs through them in f32.
+// f32, and f64 for checking gradients; flash_attention() runs f16 and bf16 inputs through them in f32.
 #include <dnnl.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/kernel_registry.h"
@@ -46,8 +47,9 @@ Dims dims_of(const TensorType& q, const TensorType& k) {
 Dims check_inputs(const std::vector<TensorType>& in, bool segments, size_t first_extra) {
   const TensorType &q = in[0], &k = in[1], &v = in[2];
   for (const TensorType* t : {&q, &k, &v})
-    if (t->dtype != DType::f32 || t->shape.size() != 4)
-      refuse("q, k and v must be f32 [B, H, S, D], got " + type_text(q) + ", " + type_text(k) + ", " + type_text(v));
+    if ((q.dtype != DType::f32 && q.dtype != DType::f64) || t->dtype != q.dtype || t->shape.size() != 4)
+      refuse("q, k and v must be f32 (or f64) [B, H, S, D], got " + type_text(q) + ", " + type_text(k) + ", " +
+             type_text(v));
   if (k.shape != v.shape || k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
     refuse("k and v must be [B, Hkv, Skv, D] with q's B and D, got " + type_text(q) + ", " + type_text(k) + ", " +
            type_text(v));
@@ -67,25 +69,42 @@ bool has_segments(const Attrs& attrs) {
   return it != attrs.end() && std::get_if<int64_t>(&it->second) && std::get<int64_t>(it->second) != 0;
 }
 
-// C [m, n] (+)= A [m, k] x B, B given as [k, n] or, transposed, as [n, k]; one thread.
-void gemm(bool b_transposed, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-          float beta, float* c, int64_t ldc) {
+// C [m, n] = alpha op(A) op(B) + beta C, row-major, op transposing where the flag is 'T'; one thread.
+// oneDNN has no f64 GEMM, and f64 is here for checking gradients, not for speed: its tiles are plain loops.
+template <class T>
+void blas_gemm(char transpose_a, char transpose_b, int64_t m, int64_t n, int64_t k, std::type_identity_t<T> alpha,
+               const T* a, int64_t lda, const T* b, int64_t ldb, std::type_identity_t<T> beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {
-    if (beta == 0)
-      for (int64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + n, 0.0f);
-    return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (k > 0) {
+      if (dnnl_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) != dnnl_success)
+        throw Error("[flash_attention] oneDNN's sgemm failed");
+      return;
+    }
   }
-  if (dnnl_sgemm('N', b_transposed ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) != dnnl_success)
-    throw Error("[flash_attention] oneDNN's sgemm failed");
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = 0;
+      for (int64_t l = 0; l < k; ++l)
+        sum += (transpose_a == 'T' ? a[l * lda + i] : a[i * lda + l]) *
+               (transpose_b == 'T' ? b[j * ldb + l] : b[l * ldb + j]);
+      c[i * ldc + j] = alpha * sum + (beta == 0 ? T(0) : beta * c[i * ldc + j]);
+    }
+}
+
+// C [m, n] (+)= A [m, k] x B, B given as [k, n] or, transposed, as [n, k]; one thread.
+template <class T>
+void gemm(bool b_transposed, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+          std::type_identity_t<T> beta, T* c, int64_t ldc) {
+  blas_gemm<T>('N', b_transposed ? 'T' : 'N', m, n, k, 1, a, lda, b, ldb, beta, c, ldc);
 }
 
 // C [m, n] += alpha A^T B, A given as [k, m] (lda) and B as [k, n]; one thread.
-void gemm_transposed_a(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                       int64_t ldb, float* c) {
-  if (m == 0 || n == 0 || k == 0) return;
-  if (dnnl_sgemm('T', 'N', m, n, k, alpha, a, lda, b, ldb, 1.0f, c, n) != dnnl_success)
-    throw Error("[flash_attention] oneDNN's sgemm failed");
+template <class T>
+void gemm_transposed_a(int64_t m, int64_t n, int64_t k, std::type_identity_t<T> alpha, const T* a, int64_t lda,
+                       const T* b, int64_t ldb, T* c) {
+  if (k == 0) return;
+  blas_gemm<T>('T', 'N', m, n, k, alpha, a, lda, b, ldb, 1, c, n);
 }
 
 // Which scores of a block of queries [q0, q0 + bq) and keys [k0, k0 + bk) the masks hide.
@@ -115,16 +134,17 @@ struct Masking {
 };
 
 // The scaled scores of a block, -inf where masked, and each row's largest.
-void scores(const Masking& mask, BlockMask kind, float scale, const float* q, const float* k, int64_t d, int64_t q0,
-            int64_t bq, int64_t k0, int64_t bk, float* s, float* row_max) {
+template <class T>
+void scores(const Masking& mask, BlockMask kind, T scale, const T* q, const T* k, int64_t d, int64_t q0, int64_t bq,
+            int64_t k0, int64_t bk, T* s, T* row_max) {
   gemm(true, bq, bk, d, q + q0 * d, d, k + k0 * d, d, 0.0f, s, bk);
   for (int64_t r = 0; r < bq; ++r) {
-    float* sr = s + r * bk;
+    T* sr = s + r * bk;
     if (kind == BlockMask::visible) {
       row_max[r] = scale_and_max(sr, bk, scale);
       continue;
     }
-    float best = kNegInf;
+    T best = kNegInf;
     for (int64_t c = 0; c < bk; ++c)
       best = std::max(best, sr[c] = mask.visible(q0 + r, k0 + c) ? sr[c] * scale : kNegInf);
     row_max[r] = best;
@@ -136,17 +156,18 @@ void scores(const Masking& mask, BlockMask kind, float scale, const float* q, co
 int64_t forward_floats_per_thread(int64_t d) { return kQueryBlock * kKeyBlock + kQueryBlock * d + 3 * kQueryBlock; }
 constexpr int64_t kBackwardFloatsPerThread = 2 * kQueryBlock * kKeyBlock;
 
-float* take_floats(CpuContext& context, int64_t count) {
-  return static_cast<float*>(context.scratch(static_cast<size_t>(count) * sizeof(float)));
+template <class T>
+T* take(CpuContext& context, int64_t count) {
+  return static_cast<T*>(context.scratch(static_cast<size_t>(count) * sizeof(T)));
 }
 
 int64_t forward_scratch(const std::vector<TensorType>& in, const Attrs&, int threads) {
-  return threads * forward_floats_per_thread(in[0].shape[3]) * int64_t{sizeof(float)};
+  return threads * forward_floats_per_thread(in[0].shape[3]) * dtype_size(in[0].dtype);
 }
 
 int64_t backward_scratch(const std::vector<TensorType>& in, const Attrs&, int threads) {
   const Dims dims = dims_of(in[0], in[1]);
-  return (dims.batch * dims.heads * dims.sq + 2 * threads * kBackwardFloatsPerThread) * int64_t{sizeof(float)};
+  return (dims.batch * dims.heads * dims.sq + 2 * threads * kBackwardFloatsPerThread) * dtype_size(in[0].dtype);
 }
 
 // The query-key pairs the masks leave visible, counting the causal mask only (segments depend on the data):
@@ -171,27 +192,28 @@ std::vector<TensorType> forward_shape(const std::vector<TensorType>& in, const A
   const bool segments = has_segments(attrs);
   if (in.size() != (segments ? 5u : 3u)) refuse("takes q, k, v and, with segments=1, their segment ids");
   const Dims dims = check_inputs(in, segments, 3);
-  return {in[0], {{dims.batch, dims.heads, dims.sq}, DType::f32}};
+  return {in[0], {{dims.batch, dims.heads, dims.sq}, in[0].dtype}};
 }
 
+template <class T>
 void forward_cpu(const CpuCall& call, CpuContext& context) {
   const Dims dims = dims_of(call.input_type(0), call.input_type(1));
   const bool causal = call.int_attr("causal") != 0, segments = has_segments(call.attrs());
-  const float scale = static_cast<float>(call.float_attr("sm_scale"));
-  const float *q = call.input<float>(0), *k = call.input<float>(1), *v = call.input<float>(2);
-  float *out = call.output<float>(0), *lse = call.output<float>(1);
+  const T scale = static_cast<T>(call.float_attr("sm_scale"));
+  const T *q = call.input<T>(0), *k = call.input<T>(1), *v = call.input<T>(2);
+  T *out = call.output<T>(0), *lse = call.output<T>(1);
   const int64_t d = dims.d, q_blocks = (dims.sq + kQueryBlock - 1) / kQueryBlock;
   context.parallel_for(dims.batch * dims.heads * q_blocks, 1, [&](int64_t begin, int64_t end) {
-    float* const s = take_floats(context, forward_floats_per_thread(d));
-    float *const acc = s + kQueryBlock * kKeyBlock, *const row_max = acc + kQueryBlock * d;
-    float *const row_sum = row_max + kQueryBlock, *const block_max = row_sum + kQueryBlock;
+    T* const s = take<T>(context, forward_floats_per_thread(d));
+    T *const acc = s + kQueryBlock * kKeyBlock, *const row_max = acc + kQueryBlock * d;
+    T *const row_sum = row_max + kQueryBlock, *const block_max = row_sum + kQueryBlock;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t b = item / (dims.heads * q_blocks), h = item / q_blocks % dims.heads, qb = item % q_blocks;
       const int64_t q0 = qb * kQueryBlock, bq = std::min(kQueryBlock, dims.sq - q0);
       const int64_t hk = h / dims.group();
-      const float* qh = q + (b * dims.heads + h) * dims.sq * d;
-      const float* kh = k + (b * dims.kv_heads + hk) * dims.skv * d;
-      const float* vh = v + (b * dims.kv_heads + hk) * dims.skv * d;
+      const T* qh = q + (b * dims.heads + h) * dims.sq * d;
+      const T* kh = k + (b * dims.kv_heads + hk) * dims.skv * d;
+      const T* vh = v + (b * dims.kv_heads + hk) * dims.skv * d;
       const Masking mask{dims, causal, segments ? call.input<int32_t>(3) + b * dims.sq : nullptr,
                          segments ? call.input<int32_t>(4) + b * dims.skv : nullptr};
       std::fill(acc, acc + kQueryBlock * d, 0.0f);
@@ -203,13 +225,13 @@ void forward_cpu(const CpuCall& call, CpuContext& context) {
         if (kind == BlockMask::hidden) break;  // so are the later blocks: only a causal mask hides whole blocks
         scores(mask, kind, scale, qh, kh, d, q0, bq, k0, bk, s, block_max);
         for (int64_t r = 0; r < bq; ++r) {
-          float* sr = s + r * bk;
-          const float new_max = std::max(row_max[r], block_max[r]);
+          T* sr = s + r * bk;
+          const T new_max = std::max(row_max[r], block_max[r]);
           if (new_max == kNegInf) {  // nothing visible yet in this row
             std::fill(sr, sr + bk, 0.0f);
             continue;
           }
-          const float rescale = std::exp(row_max[r] - new_max);
+          const T rescale = std::exp(row_max[r] - new_max);
           row_sum[r] = row_sum[r] * rescale + exp_shifted_sum(sr, bk, new_max);
           row_max[r] = new_max;
           if (rescale != 1.0f)
@@ -217,11 +239,11 @@ void forward_cpu(const CpuCall& call, CpuContext& context) {
         }
         gemm(false, bq, d, bk, s, bk, vh + k0 * d, d, 1.0f, acc, d);
       }
-      float* oh = out + ((b * dims.heads + h) * dims.sq + q0) * d;
-      float* lh = lse + (b * dims.heads + h) * dims.sq + q0;
+      T* oh = out + ((b * dims.heads + h) * dims.sq + q0) * d;
+      T* lh = lse + (b * dims.heads + h) * dims.sq + q0;
       for (int64_t r = 0; r < bq; ++r) {
         // A row that sees no key gives zeros, and -inf for its log-sum-exp.
-        const float inverse = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;
+        const T inverse = row_sum[r] > 0 ? 1.0f / row_sum[r] : 0.0f;
         for (int64_t j = 0; j < d; ++j) oh[r * d + j] = acc[r * d + j] * inverse;
         lh[r] = row_sum[r] > 0 ? row_max[r] + std::log(row_sum[r]) : kNegInf;
       }
@@ -236,21 +258,23 @@ std::vector<TensorType> backward_shape(const std::vector<TensorType>& in, const 
   if (in.size() != (segments ? 8u : 6u))
     refuse("backward takes q, k, v, out, lse, dout and, with segments=1, their segment ids");
   const Dims dims = check_inputs(in, segments, 6);
-  if (in[3] != in[0] || in[5] != in[0] || in[4] != TensorType{{dims.batch, dims.heads, dims.sq}, DType::f32})
-    refuse("backward needs out and dout of q's type and lse f32 [B, H, Sq]");
+  if (in[3] != in[0] || in[5] != in[0] || in[4] != TensorType{{dims.batch, dims.heads, dims.sq}, in[0].dtype})
+    refuse("backward needs out and dout of q's type and lse [B, H, Sq] of q's dtype");
   return {in[0], in[1], in[2]};
 }
 
 // One query head's rows and its key head's, as the backward reads them.
+template <class T>
 struct HeadData {
-  const float *q, *k, *v, *dout, *lse, *delta;
+  const T *q, *k, *v, *dout, *lse, *delta;
 };
 
 // P = exp(S - lse) of a block (0 where masked), then dP = dO V^T and dS = P (dP - delta).
-void probabilities_and_ds(const Masking& mask, BlockMask kind, float scale, const HeadData& head, int64_t d, int64_t q0,
-                          int64_t bq, int64_t k0, int64_t bk, float* p, float* ds) {
-  const float *v = head.v, *dout = head.dout, *lse = head.lse, *delta = head.delta;
-  float row_max[kQueryBlock];
+template <class T>
+void probabilities_and_ds(const Masking& mask, BlockMask kind, T scale, const HeadData<T>& head, int64_t d, int64_t q0,
+                          int64_t bq, int64_t k0, int64_t bk, T* p, T* ds) {
+  const T *v = head.v, *dout = head.dout, *lse = head.lse, *delta = head.delta;
+  T row_max[kQueryBlock];
   scores(mask, kind, scale, head.q, head.k, d, q0, bq, k0, bk, p, row_max);
   for (int64_t r = 0; r < bq; ++r) {
     if (lse[q0 + r] == kNegInf)  // a row that sees no key has no probabilities
@@ -265,12 +289,12 @@ void probabilities_and_ds(const Masking& mask, BlockMask kind, float scale, cons
 
 // Runs body(outer, start, length, p, ds) for every block of at most `block` of [0, size) under each of
 // `outers` outer indices, side by side, with two score blocks of scratch per thread.
-template <class Body>
+template <class T, class Body>
 void for_each_block(CpuContext& context, int64_t outers, int64_t size, int64_t block, Body body) {
   const int64_t blocks = (size + block - 1) / block;
   context.parallel_for(outers * blocks, 1, [&](int64_t begin, int64_t end) {
-    float* const p = take_floats(context, kBackwardFloatsPerThread);
-    float* const ds = p + kQueryBlock * kKeyBlock;
+    T* const p = take<T>(context, kBackwardFloatsPerThread);
+    T* const ds = p + kQueryBlock * kKeyBlock;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t start = item % blocks * block;
       body(item / blocks, start, std::min(block, size - start), p, ds);
@@ -278,19 +302,20 @@ void for_each_block(CpuContext& context, int64_t outers, int64_t size, int64_t b
   });
 }
 
+template <class T>
 void backward_cpu(const CpuCall& call, CpuContext& context) {
   const Dims dims = dims_of(call.input_type(0), call.input_type(1));
   const bool causal = call.int_attr("causal") != 0, segments = has_segments(call.attrs());
-  const float scale = static_cast<float>(call.float_attr("sm_scale"));
-  const float *q = call.input<float>(0), *k = call.input<float>(1), *v = call.input<float>(2);
-  const float *out = call.input<float>(3), *lse = call.input<float>(4), *dout = call.input<float>(5);
-  float *dq = call.output<float>(0), *dk = call.output<float>(1), *dv = call.output<float>(2);
+  const T scale = static_cast<T>(call.float_attr("sm_scale"));
+  const T *q = call.input<T>(0), *k = call.input<T>(1), *v = call.input<T>(2);
+  const T *out = call.input<T>(3), *lse = call.input<T>(4), *dout = call.input<T>(5);
+  T *dq = call.output<T>(0), *dk = call.output<T>(1), *dv = call.output<T>(2);
   const int64_t d = dims.d;
   // delta_i = rowsum(dO_i * O_i), per (b, h, query).
-  float* const delta = take_floats(context, dims.batch * dims.heads * dims.sq);
+  T* const delta = take<T>(context, dims.batch * dims.heads * dims.sq);
   context.parallel_for(dims.batch * dims.heads * dims.sq, 256, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      float sum = 0;
+      T sum = 0;
       for (int64_t j = 0; j < d; ++j) sum += dout[i * d + j] * out[i * d + j];
       delta[i] = sum;
     }
@@ -302,33 +327,32 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
   auto head = [&](int64_t b, int64_t h) {
     const int64_t hk = h / dims.group(), rows = (b * dims.heads + h) * dims.sq;
     const int64_t keys = (b * dims.kv_heads + hk) * dims.skv * d;
-    return HeadData{q + rows * d, k + keys, v + keys, dout + rows * d, lse + rows, delta + rows};
+    return HeadData<T>{q + rows * d, k + keys, v + keys, dout + rows * d, lse + rows, delta + rows};
   };
   // dP_ij's products: dV_j += P^T dO_i; dK_j += scale dS^T Q_i; dQ_i += scale dS K_j.
-  auto accumulate_dk_dv = [&](const HeadData& data, int64_t q0, int64_t bq, int64_t bk, const float* p, const float* ds,
-                              float* dkh, float* dvh) {
+  auto accumulate_dk_dv = [&](const HeadData<T>& data, int64_t q0, int64_t bq, int64_t bk, const T* p, const T* ds,
+                              T* dkh, T* dvh) {
     gemm_transposed_a(bk, d, bq, 1.0f, p, bk, data.dout + q0 * d, d, dvh);
     gemm_transposed_a(bk, d, bq, scale, ds, bk, data.q + q0 * d, d, dkh);
   };
-  auto accumulate_dq = [&](const HeadData& data, int64_t k0, int64_t bq, int64_t bk, const float* ds, float* dqh) {
-    if (dnnl_sgemm('N', 'N', bq, d, bk, scale, ds, bk, data.k + k0 * d, d, 1.0f, dqh, d) != dnnl_success)
-      throw Error("[flash_attention] oneDNN's sgemm failed");
+  auto accumulate_dq = [&](const HeadData<T>& data, int64_t k0, int64_t bq, int64_t bk, const T* ds, T* dqh) {
+    blas_gemm<T>('N', 'N', bq, d, bk, scale, ds, bk, data.k + k0 * d, d, 1, dqh, d);
   };
   if (dims.batch * dims.kv_heads >= 2 * context.num_threads()) {
     // Enough (b, kv head) pairs to share out: each is one work item that owns its dk, dv and the dq of its
     // query heads, so every block of probabilities is computed once and feeds all three (five products per
     // block instead of the seven of the split passes below).
     context.parallel_for(dims.batch * dims.kv_heads, 1, [&](int64_t begin, int64_t end) {
-      float* const p = take_floats(context, kBackwardFloatsPerThread);
-      float* const ds = p + kQueryBlock * kKeyBlock;
+      T* const p = take<T>(context, kBackwardFloatsPerThread);
+      T* const ds = p + kQueryBlock * kKeyBlock;
       for (int64_t item = begin; item < end; ++item) {
         const int64_t b = item / dims.kv_heads, hk = item % dims.kv_heads;
         const Masking mask = masking(b);
         std::fill(dk + item * dims.skv * d, dk + (item + 1) * dims.skv * d, 0.0f);
         std::fill(dv + item * dims.skv * d, dv + (item + 1) * dims.skv * d, 0.0f);
         for (int64_t h = hk * dims.group(); h < (hk + 1) * dims.group(); ++h) {
-          const HeadData data = head(b, h);
-          float* const dqh = dq + (b * dims.heads + h) * dims.sq * d;
+          const HeadData<T> data = head(b, h);
+          T* const dqh = dq + (b * dims.heads + h) * dims.sq * d;
           std::fill(dqh, dqh + dims.sq * d, 0.0f);
           for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
             const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
@@ -349,39 +373,45 @@ void backward_cpu(const CpuCall& call, CpuContext& context) {
   }
   // Too few pairs to keep the threads busy: dk, dv per (b, kv head, key block), then dq per (b, head, query
   // block), each pass recomputing the probabilities it needs.
-  for_each_block(context, dims.batch * dims.kv_heads, dims.skv, kKeyBlock,
-                 [&](int64_t outer, int64_t k0, int64_t bk, float* p, float* ds) {
-                   const int64_t b = outer / dims.kv_heads, hk = outer % dims.kv_heads;
-                   const Masking mask = masking(b);
-                   float* dkh = dk + outer * dims.skv * d + k0 * d;
-                   float* dvh = dv + outer * dims.skv * d + k0 * d;
-                   std::fill(dkh, dkh + bk * d, 0.0f);
-                   std::fill(dvh, dvh + bk * d, 0.0f);
-                   for (int64_t h = hk * dims.group(); h < (hk + 1) * dims.group(); ++h) {
-                     const HeadData data = head(b, h);
-                     for (int64_t q0 = 0; q0 < dims.sq; q0 += kQueryBlock) {
-                       const int64_t bq = std::min(kQueryBlock, dims.sq - q0);
-                       const BlockMask kind = mask.classify(q0, bq, k0, bk);
-                       if (kind == BlockMask::hidden) continue;
-                       probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
-                       accumulate_dk_dv(data, q0, bq, bk, p, ds, dkh, dvh);
-                     }
-                   }
-                 });
-  for_each_block(context, dims.batch * dims.heads, dims.sq, kQueryBlock,
-                 [&](int64_t outer, int64_t q0, int64_t bq, float* p, float* ds) {
-                   const HeadData data = head(outer / dims.heads, outer % dims.heads);
-                   const Masking mask = masking(outer / dims.heads);
-                   float* dqh = dq + outer * dims.sq * d + q0 * d;
-                   std::fill(dqh, dqh + bq * d, 0.0f);
-                   for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
-                     const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
-                     const BlockMask kind = mask.classify(q0, bq, k0, bk);
-                     if (kind == BlockMask::hidden) break;
-                     probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
-                     accumulate_dq(data, k0, bq, bk, ds, dqh);
-                   }
-                 });
+  for_each_block<T>(context, dims.batch * dims.kv_heads, dims.skv, kKeyBlock,
+                    [&](int64_t outer, int64_t k0, int64_t bk, T* p, T* ds) {
+                      const int64_t b = outer / dims.kv_heads, hk = outer % dims.kv_heads;
+                      const Masking mask = masking(b);
+                      T* dkh = dk + outer * dims.skv * d + k0 * d;
+                      T* dvh = dv + outer * dims.skv * d + k0 * d;
+                      std::fill(dkh, dkh + bk * d, 0.0f);
+                      std::fill(dvh, dvh + bk * d, 0.0f);
+                      for (int64_t h = hk * dims.group(); h < (hk + 1) * dims.group(); ++h) {
+                        const HeadData<T> data = head(b, h);
+                        for (int64_t q0 = 0; q0 < dims.sq; q0 += kQueryBlock) {
+                          const int64_t bq = std::min(kQueryBlock, dims.sq - q0);
+                          const BlockMask kind = mask.classify(q0, bq, k0, bk);
+                          if (kind == BlockMask::hidden) continue;
+                          probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
+                          accumulate_dk_dv(data, q0, bq, bk, p, ds, dkh, dvh);
+                        }
+                      }
+                    });
+  for_each_block<T>(context, dims.batch * dims.heads, dims.sq, kQueryBlock,
+                    [&](int64_t outer, int64_t q0, int64_t bq, T* p, T* ds) {
+                      const HeadData<T> data = head(outer / dims.heads, outer % dims.heads);
+                      const Masking mask = masking(outer / dims.heads);
+                      T* dqh = dq + outer * dims.sq * d + q0 * d;
+                      std::fill(dqh, dqh + bq * d, 0.0f);
+                      for (int64_t k0 = 0; k0 < dims.skv; k0 += kKeyBlock) {
+                        const int64_t bk = std::min(kKeyBlock, dims.skv - k0);
+                        const BlockMask kind = mask.classify(q0, bq, k0, bk);
+                        if (kind == BlockMask::hidden) break;
+                        probabilities_and_ds(mask, kind, scale, data, d, q0, bq, k0, bk, p, ds);
+                        accumulate_dq(data, k0, bq, bk, ds, dqh);
+                      }
+                    });
+}
+
+// The implementation for q's dtype, f32 or f64 (the shape rules allow no other).
+template <void (*kF32)(const CpuCall&, CpuContext&), void (*kF64)(const CpuCall&, CpuContext&)>
+void for_dtype(const CpuCall& call, CpuContext& context) {
+  (call.input_type(0).dtype == DType::f64 ? kF64 : kF32)(call, context);
 }
 
 std::vector<Tensor> with_segments(std::vector<Tensor> inputs, const Tensor& q_segment_ids,
@@ -423,13 +453,13 @@ namespace builtin {
 void register_flash_attention() {
   ir::add_builtin_kernel({.name = "flash_attention",
                           .shape = forward_shape,
-                          .cpu = forward_cpu,
+                          .cpu = for_dtype<forward_cpu<float>, forward_cpu<double>>,
                           .backward = forward_backward,
                           .scratch = forward_scratch,
                           .cost = attention_cost<2>});
   ir::add_builtin_kernel({.name = "flash_attention_backward",
                           .shape = backward_shape,
-                          .cpu = backward_cpu,
+                          .cpu = for_dtype<backward_cpu<float>, backward_cpu<double>>,
                           .scratch = backward_scratch,
                           .cost = attention_cost<5>});
 }

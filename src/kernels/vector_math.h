@@ -4,7 +4,10 @@
 // GEMM call. The AVX-512 path is chosen once, at run time, so the library still runs on CPUs without it.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace xlite::kernels {
 
@@ -20,6 +23,18 @@ void dot_rows(const float* rows, int64_t count, const float* x, int64_t n, float
 
 // rows[r * n, (r + 1) * n) += alpha[r * alpha_stride] * x[0, n), for r < count: one pass over x.
 void add_scaled_rows(float* rows, int64_t count, const float* alpha, int64_t alpha_stride, const float* x, int64_t n);
+
+// f64, for checking gradients: the scalar loops.
+inline double scale_and_max(double* x, int64_t n, double scale) {
+  double best = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) best = std::max(best, x[i] *= scale);
+  return best;
+}
+inline double exp_shifted_sum(double* x, int64_t n, double shift) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - shift));
+  return sum;
+}
 
 // The same without AVX-512, for CPUs that lack it and to test the vector path against.
 float scale_and_max_generic(float* x, int64_t n, float scale);
