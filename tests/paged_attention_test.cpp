@@ -93,7 +93,7 @@ TEST(PagedAttention, MatchesAttentionOverEachSequencesOwnTokens) {
   const double scale = 1 / std::sqrt(40.0);
   const std::vector<float> want = HostAttention(q, heads, cache, lengths, pages, pages_per_seq, scale);
   const xl::Tensor kp = xl::tensor(cache.k, cache.shape()), vp = xl::tensor(cache.v, cache.shape());
-  for (int64_t block : {1, 2, 3, 8}) {
+  for (int64_t block : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{8}, int64_t{1} << 60}) {
     const std::vector<float> got = k::paged_attention(xl::tensor(q, {batch, heads, d}), kp, vp, Ints(lengths, {batch}),
                                                       Ints(pages, {batch, pages_per_seq}), block, scale)
                                        .to_vector<float>();

@@ -117,8 +117,10 @@ const TensorType kCheckResult{{}, DType::i32};
 
 // ---- paged_attention(q, k_pages, v_pages, lengths, page_indices, checked) ----
 
+// A block never needs more pages than a sequence has: a larger pages_per_compute_block asks for no more
+// scratch than one block of the whole sequence.
 int64_t block_tokens(const AttrReader& attrs, const PageDims& dims) {
-  return attrs.int_attr("pages_per_compute_block") * dims.page_size;
+  return std::min(attrs.int_attr("pages_per_compute_block"), std::max<int64_t>(dims.pages_per_seq, 1)) * dims.page_size;
 }
 
 std::vector<TensorType> attention_shape(const std::vector<TensorType>& in, const Attrs& attrs) {
