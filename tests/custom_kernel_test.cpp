@@ -12,6 +12,7 @@
 #include <xlite/xlite.h>
 
 #include "ir/graph.h"
+#include "tensor/tensor_impl.h"
 #include "test_support.h"
 #include "testing/random_graph.h"
 
@@ -467,4 +468,37 @@ TEST(CustomKernel, ATrainingStepThroughAKernelReplays) {
   });
   for (int i = 0; i < 4; ++i) step(Data({4, 3}, 0.1 * i)).item<float>();
   EXPECT_TRUE(step.last_call().replayed) << step.last_call().trace_reason;
+}
+
+// A kernel that adds 1 in place; with greedy=1 it first takes scratch its rule does not declare, and fails
+// though it declared it cannot.
+void RegisterAddOneInPlace() {
+  k::register_kernel({.name = "test.add_one_in_place",
+                      .shape = [](const std::vector<k::TensorType>& in, const k::Attrs&) { return in; },
+                      .cpu =
+                          [](const k::CpuCall& call, k::CpuContext& context) {
+                            if (call.int_attr("greedy") != 0) context.scratch(64);
+                            float* y = call.output<float>(0);
+                            for (int64_t i = 0; i < call.output_type(0).numel(); ++i) y[i] += 1;
+                          },
+                      .scratch = [](const std::vector<k::TensorType>&, const k::Attrs&, int) { return int64_t{0}; },
+                      .updates_input = 0,
+                      .may_fail = false});
+}
+
+TEST(CustomKernel, AnInPlaceUpdateWritesTheDonatedBufferAndAFailureLeavesItAlone) {
+  static std::once_flag once;
+  std::call_once(once, RegisterAddOneInPlace);
+  xl::Tensor x = xl::tensor(std::vector<float>{1, 2, 3, 4});
+  const float* storage = static_cast<const float*>(x.impl()->data()->data());
+  x.copy_(k::call("test.add_one_in_place", {x}, {{"greedy", int64_t{0}}})[0]);
+  xl::sync({x});
+  EXPECT_EQ(static_cast<const float*>(x.impl()->data()->data()), storage) << "updated in its own buffer";
+  EXPECT_EQ(Values(x), (std::vector<float>{2, 3, 4, 5}));
+  x.copy_(k::call("test.add_one_in_place", {x}, {{"greedy", int64_t{1}}})[0]);
+  EXPECT_NE(ErrorMessage([&] { xl::sync({x}); }).find("more than the 0 its scratch rule declared"), std::string::npos);
+  EXPECT_EQ(std::vector<float>(storage, storage + 4), (std::vector<float>{2, 3, 4, 5})) << "the lent buffer";
+  const xl::Tensor copied = xl::tensor(std::vector<float>{7});
+  EXPECT_EQ(Values(k::call("test.add_one_in_place", {copied}, {{"greedy", int64_t{0}}})[0]), std::vector<float>{8});
+  EXPECT_EQ(Values(copied), std::vector<float>{7}) << "not updated in place, the input keeps its value";
 }

@@ -122,6 +122,12 @@ TEST(PagedAttention, BadPagesAndLengthsRaiseNamingTheKernelAndTheRuntimeGoesOn) 
               k::paged_attention(xl::zeros({2, 3, 8}), pages, pages, Ints({1, 1}, {2}), table);
             }).find("[paged_attention] q's 3 heads are not a multiple of the pages' 2 kv heads"),
             std::string::npos);
+  xl::Tensor k_pages = pages, v_pages = xl::zeros({2, 5, 4, 8});
+  EXPECT_NE(xlite_test::ErrorMessage([&] {
+              k::paged_kv_append_(k_pages, v_pages, xl::zeros({2, 2, 8}), xl::zeros({2, 2, 8}), Ints({0, 0}, {2}),
+                                  table);
+            }).find("[paged_kv_append_] k_pages and v_pages, and k and v, must have one type each"),
+            std::string::npos);
   EXPECT_NE(xlite_test::ErrorMessage([&] {
               k::paged_attention(q, pages, pages, Ints({1, 1}, {2}), table, 0);
             }).find("pages_per_compute_block must be at least 1"),

@@ -162,12 +162,14 @@ T* take(CpuContext& context, int64_t count) {
 }
 
 int64_t forward_scratch(const std::vector<TensorType>& in, const Attrs&, int threads) {
-  return threads * forward_floats_per_thread(in[0].shape[3]) * dtype_size(in[0].dtype);
+  const __int128 floats = kQueryBlock * kKeyBlock + __int128{kQueryBlock} * in[0].shape[3] + 3 * kQueryBlock;
+  return scratch_bytes("flash_attention", threads * floats * dtype_size(in[0].dtype));
 }
 
 int64_t backward_scratch(const std::vector<TensorType>& in, const Attrs&, int threads) {
   const Dims dims = dims_of(in[0], in[1]);
-  return (dims.batch * dims.heads * dims.sq + 2 * threads * kBackwardFloatsPerThread) * dtype_size(in[0].dtype);
+  const __int128 floats = __int128{dims.batch} * dims.heads * dims.sq + 2 * threads * kBackwardFloatsPerThread;
+  return scratch_bytes("flash_attention_backward", floats * dtype_size(in[0].dtype));
 }
 
 // The query-key pairs the masks leave visible, counting the causal mask only (segments depend on the data):

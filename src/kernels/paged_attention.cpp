@@ -147,7 +147,8 @@ int64_t attention_floats_per_thread(int64_t group, int64_t block, int64_t d) { r
 int64_t attention_scratch(const std::vector<TensorType>& in, const Attrs& attrs, int threads) {
   const PageDims dims = check_pages("paged_attention", in[1], in[3], in[4]);
   const int64_t block = block_tokens(AttrReader("paged_attention", attrs), dims);
-  return threads * attention_floats_per_thread(in[0].shape[1] / dims.kv_heads, block, dims.d) * int64_t{sizeof(float)};
+  const __int128 floats = __int128{in[0].shape[1] / dims.kv_heads} * (__int128{block} + dims.d + 2);
+  return scratch_bytes("paged_attention", threads * floats * int64_t{sizeof(float)});
 }
 
 void attention_cpu(const CpuCall& call, CpuContext& context) {
@@ -259,6 +260,13 @@ Tensor paged_attention(const Tensor& q, const Tensor& k_pages, const Tensor& v_p
 
 void paged_kv_append_(Tensor& k_pages, Tensor& v_pages, const Tensor& k, const Tensor& v, const Tensor& lengths,
                       const Tensor& page_indices) {
+  // One check serves both caches, so they must be alike.
+  if (v_pages.shape() != k_pages.shape() || v_pages.dtype() != k_pages.dtype() || v.shape() != k.shape() ||
+      v.dtype() != k.dtype())
+    refuse("paged_kv_append_", "k_pages and v_pages, and k and v, must have one type each, got " +
+                                   type_text({k_pages.shape(), k_pages.dtype()}) + " and " +
+                                   type_text({v_pages.shape(), v_pages.dtype()}) + ", " +
+                                   type_text({k.shape(), k.dtype()}) + " and " + type_text({v.shape(), v.dtype()}));
   const Tensor checked = call("paged_kv_append_check", {lengths, page_indices}, page_sizes(k_pages))[0];
   k_pages.copy_(call("paged_kv_write", {k_pages, k, lengths, page_indices, checked})[0]);
   v_pages.copy_(call("paged_kv_write", {v_pages, v, lengths, page_indices, checked})[0]);

@@ -90,7 +90,10 @@ class CustomCallThunk final : public Thunk {
     std::optional<std::string> failure =
         run_cpu_kernel(kernel_, attrs_, in, input_types_, outputs, packed_.types, device_);
     if (!failure) return std::nullopt;
-    std::memset(base, 0, (*out)->bytes());  // something harmless for the steps after it
+    // Something harmless for the steps after it; but never over a buffer lent for an update in place, which
+    // is the caller's data (a kernel that declared it cannot fail failed all the same).
+    const bool lent = kernel_.updates_input >= 0 && base == in[static_cast<size_t>(kernel_.updates_input)];
+    if (!lent) std::memset(base, 0, (*out)->bytes());
     return StepFailure{instr_, std::move(*failure)};
   }
 
@@ -144,7 +147,7 @@ std::optional<std::string> run_cpu_kernel(const kernels::Kernel& kernel, const k
   const std::vector<kernels::TensorType> types(input_types.begin(), input_types.end());
   Context context(device, kernel.scratch ? declared_scratch_bytes(kernel, types, attrs) : -1);
   // An update in place starts from the input's value, unless the runtime lent the input's own buffer.
-  if (kernel.updates_input >= 0 && outputs[0] != inputs[kernel.updates_input])
+  if (kernel.updates_input >= 0 && outputs[0] != inputs[kernel.updates_input] && output_types[0].bytes() > 0)
     std::memcpy(outputs[0], inputs[kernel.updates_input], static_cast<size_t>(output_types[0].bytes()));
   try {
     kernel.cpu(kernels::CpuCall(kernel.name, attrs, inputs, input_types, outputs, output_types), context);
