@@ -141,13 +141,16 @@ std::vector<TensorType> attention_shape(const std::vector<TensorType>& in, const
   return {q};
 }
 
-// Per thread: a block of scores for each query head of the group, their outputs, maxima and sums.
-int64_t attention_floats_per_thread(int64_t group, int64_t block, int64_t d) { return group * (block + d + 2); }
+// Per thread: a block of scores for each query head of the group, their outputs, maxima and sums. Counted wide
+// for the scratch rule, which refuses a count past int64 before the kernel runs.
+__int128 attention_floats_per_thread(int64_t group, int64_t block, int64_t d) {
+  return __int128{group} * (__int128{block} + d + 2);
+}
 
 int64_t attention_scratch(const std::vector<TensorType>& in, const Attrs& attrs, int threads) {
   const PageDims dims = check_pages("paged_attention", in[1], in[3], in[4]);
   const int64_t block = block_tokens(AttrReader("paged_attention", attrs), dims);
-  const __int128 floats = __int128{in[0].shape[1] / dims.kv_heads} * (__int128{block} + dims.d + 2);
+  const __int128 floats = attention_floats_per_thread(in[0].shape[1] / dims.kv_heads, block, dims.d);
   return scratch_bytes("paged_attention", threads * floats * int64_t{sizeof(float)});
 }
 
@@ -159,7 +162,7 @@ void attention_cpu(const CpuCall& call, CpuContext& context) {
   const float *q = call.input<float>(0), *k_pages = call.input<float>(1), *v_pages = call.input<float>(2);
   const int32_t *lengths = call.input<int32_t>(3), *page_indices = call.input<int32_t>(4);
   float* out = call.output<float>(0);
-  const int64_t floats = attention_floats_per_thread(group, block, d);
+  const auto floats = static_cast<int64_t>(attention_floats_per_thread(group, block, d));
   context.parallel_for(dims.batch * dims.kv_heads, 1, [&](int64_t begin, int64_t end) {
     float* const scores = static_cast<float*>(context.scratch(static_cast<size_t>(floats) * sizeof(float)));
     float *const acc = scores + group * block, *const row_max = acc + group * d, *const row_sum = row_max + group;

@@ -145,18 +145,6 @@ void add_scaled_rows(float* rows, int64_t count, const float* alpha, int64_t alp
                    : add_scaled_rows_generic(rows, count, alpha, alpha_stride, x, n);
 }
 
-float scale_and_max_generic(float* x, int64_t n, float scale) {
-  float best = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) best = std::max(best, x[i] *= scale);
-  return best;
-}
-
-float exp_shifted_sum_generic(float* x, int64_t n, float shift) {
-  float sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - shift));
-  return sum;
-}
-
 float scale_and_max(float* x, int64_t n, float scale) {
   return cpu_has_avx512() ? scale_and_max_512(x, n, scale) : scale_and_max_generic(x, n, scale);
 }

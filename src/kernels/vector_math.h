@@ -24,21 +24,24 @@ void dot_rows(const float* rows, int64_t count, const float* x, int64_t n, float
 // rows[r * n, (r + 1) * n) += alpha[r * alpha_stride] * x[0, n), for r < count: one pass over x.
 void add_scaled_rows(float* rows, int64_t count, const float* alpha, int64_t alpha_stride, const float* x, int64_t n);
 
-// f64, for checking gradients: the scalar loops.
-inline double scale_and_max(double* x, int64_t n, double scale) {
-  double best = -std::numeric_limits<double>::infinity();
+// The scalar loops: the f32 path of CPUs without AVX-512 (and what the vector path is tested against), and
+// the f64 path, which is for checking gradients.
+template <class T>
+T scale_and_max_generic(T* x, int64_t n, T scale) {
+  T best = -std::numeric_limits<T>::infinity();
   for (int64_t i = 0; i < n; ++i) best = std::max(best, x[i] *= scale);
   return best;
 }
-inline double exp_shifted_sum(double* x, int64_t n, double shift) {
-  double sum = 0;
+template <class T>
+T exp_shifted_sum_generic(T* x, int64_t n, T shift) {
+  T sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - shift));
   return sum;
 }
+inline double scale_and_max(double* x, int64_t n, double scale) { return scale_and_max_generic(x, n, scale); }
+inline double exp_shifted_sum(double* x, int64_t n, double shift) { return exp_shifted_sum_generic(x, n, shift); }
 
-// The same without AVX-512, for CPUs that lack it and to test the vector path against.
-float scale_and_max_generic(float* x, int64_t n, float scale);
-float exp_shifted_sum_generic(float* x, int64_t n, float shift);
+// The same without AVX-512.
 void dot_rows_generic(const float* rows, int64_t count, const float* x, int64_t n, float* out, int64_t out_stride);
 void add_scaled_rows_generic(float* rows, int64_t count, const float* alpha, int64_t alpha_stride, const float* x,
                              int64_t n);

@@ -74,6 +74,7 @@ class CustomCallThunk final : public Thunk {
         kernel_(ir::kernel_named(ir::CustomCallAttrs::of(graph.instrs[instr].attrs).kernel)),
         attrs_(ir::decode_kernel_attrs(ir::CustomCallAttrs::of(graph.instrs[instr].attrs).args)),
         input_types_(ir::kernel_types(ir::operand_types(graph, graph.instrs[instr]))),
+        scratch_limit_(scratch_limit(kernel_, input_types_, attrs_)),
         packed_(ir::pack_outputs(
             ir::custom_call_outputs(graph.instrs[instr].attrs, ir::operand_types(graph, graph.instrs[instr])))) {
     // The step reads each value once; the kernel gets one input per operand, repeats included.
@@ -88,7 +89,7 @@ class CustomCallThunk final : public Thunk {
     char* base = (*out)->as<char>();
     for (size_t k = 0; k < outputs.size(); ++k) outputs[k] = base + packed_.offsets[k];
     std::optional<std::string> failure =
-        run_cpu_kernel(kernel_, attrs_, in, input_types_, outputs, packed_.types, device_);
+        run_cpu_kernel(kernel_, attrs_, in, input_types_, outputs, packed_.types, device_, scratch_limit_);
     if (!failure) return std::nullopt;
     // Something harmless for the steps after it; but never over a buffer lent for an update in place, which
     // is the caller's data (a kernel that declared it cannot fail failed all the same).
@@ -103,6 +104,7 @@ class CustomCallThunk final : public Thunk {
   const kernels::Kernel& kernel_;
   kernels::Attrs attrs_;
   std::vector<kernels::TensorType> input_types_;
+  int64_t scratch_limit_;  // the rule's answer for these inputs, asked once rather than per run
   ir::PackedOutputs packed_;
   std::vector<size_t> slot_;  // per operand, its place in the step's inputs
 };
@@ -143,9 +145,9 @@ std::optional<std::string> run_cpu_kernel(const kernels::Kernel& kernel, const k
                                           std::span<const void* const> inputs,
                                           std::span<const kernels::TensorType> input_types,
                                           std::span<void* const> outputs,
-                                          std::span<const kernels::TensorType> output_types, Device device) {
-  const std::vector<kernels::TensorType> types(input_types.begin(), input_types.end());
-  Context context(device, kernel.scratch ? declared_scratch_bytes(kernel, types, attrs) : -1);
+                                          std::span<const kernels::TensorType> output_types, Device device,
+                                          int64_t scratch_limit) {
+  Context context(device, scratch_limit);
   // An update in place starts from the input's value, unless the runtime lent the input's own buffer.
   if (kernel.updates_input >= 0 && outputs[0] != inputs[kernel.updates_input] && output_types[0].bytes() > 0)
     std::memcpy(outputs[0], inputs[kernel.updates_input], static_cast<size_t>(output_types[0].bytes()));
@@ -167,6 +169,11 @@ int64_t declared_scratch_bytes(const kernels::Kernel& kernel, const std::vector<
   const int64_t bytes = kernel.scratch(input_types, attrs, omp_get_max_threads());
   if (bytes < 0) throw Error("[" + kernel.name + "] the scratch rule gave " + std::to_string(bytes) + " bytes");
   return bytes;
+}
+
+int64_t scratch_limit(const kernels::Kernel& kernel, const std::vector<kernels::TensorType>& input_types,
+                      const kernels::Attrs& attrs) {
+  return kernel.scratch ? declared_scratch_bytes(kernel, input_types, attrs) : -1;
 }
 
 int64_t custom_call_scratch_bytes(const ir::Graph& graph, int32_t instr) {

@@ -14,19 +14,24 @@
 
 namespace xlite::runtime {
 
-// Calls kernel.cpu over the buffers on `device`'s threads. A failure the kernel reports (CpuContext::fail)
-// comes back as "[kernel] message"; an xlite::Error it throws propagates as it is, anything else it throws
-// becomes one naming the kernel.
+// Calls kernel.cpu over the buffers on `device`'s threads, lending it at most scratch_limit bytes of
+// scratch (scratch_limit below). A failure the kernel reports (CpuContext::fail) comes back as
+// "[kernel] message"; an xlite::Error it throws propagates as it is, anything else it throws becomes one
+// naming the kernel.
 std::optional<std::string> run_cpu_kernel(const kernels::Kernel& kernel, const kernels::Attrs& attrs,
                                           std::span<const void* const> inputs,
                                           std::span<const kernels::TensorType> input_types,
                                           std::span<void* const> outputs,
-                                          std::span<const kernels::TensorType> output_types, Device device);
+                                          std::span<const kernels::TensorType> output_types, Device device,
+                                          int64_t scratch_limit);
 
 // The scratch a call of the kernel declares (Kernel::scratch) on the runtime's threads; 0 without a rule.
 int64_t declared_scratch_bytes(const kernels::Kernel& kernel, const std::vector<kernels::TensorType>& input_types,
                                const kernels::Attrs& attrs);
-// The same for custom_call instruction `instr` of the graph, for the memory plan.
+// What run_cpu_kernel may lend a call: the declared scratch, or -1 (no limit) without a scratch rule.
+int64_t scratch_limit(const kernels::Kernel& kernel, const std::vector<kernels::TensorType>& input_types,
+                      const kernels::Attrs& attrs);
+// The declared scratch for custom_call instruction `instr` of the graph, for the memory plan.
 int64_t custom_call_scratch_bytes(const ir::Graph& graph, int32_t instr);
 
 // The step that computes custom_call instruction `instr` of the graph into its buffer (the packed outputs

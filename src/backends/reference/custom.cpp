@@ -14,18 +14,19 @@ void custom_call(const ir::Instr& instr, std::span<const Value* const> in, Value
   const ir::CustomCallAttrs call = ir::CustomCallAttrs::of(instr.attrs);
   const kernels::Kernel& kernel = ir::kernel_named(call.kernel);
   std::vector<const void*> inputs;
-  std::vector<kernels::TensorType> input_types;
   std::vector<ir::OperandType> operand_types;
   for (const Value* v : in) {
     inputs.push_back(v->buffer->data());
-    input_types.push_back({v->shape, v->dtype});
     operand_types.push_back({v->shape, v->dtype});
   }
+  const std::vector<kernels::TensorType> input_types = ir::kernel_types(operand_types);
   const ir::PackedOutputs packed = ir::pack_outputs(ir::custom_call_outputs(instr.attrs, operand_types));
   std::vector<void*> outputs;
   for (int64_t offset : packed.offsets) outputs.push_back(out.buffer->as<char>() + offset);
-  if (std::optional<std::string> failure = runtime::run_cpu_kernel(kernel, ir::decode_kernel_attrs(call.args), inputs,
-                                                                   input_types, outputs, packed.types, instr.device))
+  const kernels::Attrs attrs = ir::decode_kernel_attrs(call.args);
+  if (std::optional<std::string> failure =
+          runtime::run_cpu_kernel(kernel, attrs, inputs, input_types, outputs, packed.types, instr.device,
+                                  runtime::scratch_limit(kernel, input_types, attrs)))
     throw Error(*failure);
 }
 
