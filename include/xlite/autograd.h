@@ -21,6 +21,8 @@ class NoGradGuard {
   bool previous_;
 };
 bool is_grad_enabled();
+// Sets gradient recording for the calling thread (torch.set_grad_enabled); NoGradGuard is the scoped form.
+void set_grad_enabled(bool enabled);
 
 // A function with a backward of its own (for custom kernels, or a cheaper or stabler gradient than the
 // one autodiff would derive). forward runs without recording gradients; backward(inputs, output,

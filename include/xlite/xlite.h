@@ -8,6 +8,7 @@
 #include "xlite/dtype.h"
 #include "xlite/error.h"
 #include "xlite/factories.h"
+#include "xlite/host_data.h"
 #include "xlite/io.h"
 #include "xlite/kernels.h"
 #include "xlite/lazy.h"

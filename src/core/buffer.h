@@ -21,12 +21,14 @@ class BufferReleaser {
 
 class Buffer {
  public:
-  Buffer(void* data, size_t bytes, size_t capacity, Device device, BufferReleaser* releaser)
+  // borrowed: memory another library owns (from_blob). A program never writes a new value into it.
+  Buffer(void* data, size_t bytes, size_t capacity, Device device, BufferReleaser* releaser, bool borrowed = false)
       : data_(data),
         bytes_(bytes),
         capacity_(capacity),
         device_(device),
         releaser_(releaser),
+        borrowed_(borrowed),
         serial_(next_serial().fetch_add(1, std::memory_order_relaxed)) {}
   ~Buffer() { releaser_->release(data_, capacity_); }
   Buffer(const Buffer&) = delete;
@@ -39,6 +41,7 @@ class Buffer {
   }
   size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
+  bool borrowed() const { return borrowed_; }
   // Allocation order: a replayed step tells data made during its trace from data that existed before.
   uint64_t serial() const { return serial_; }
   static uint64_t serial_now() { return next_serial().load(std::memory_order_relaxed); }
@@ -49,6 +52,7 @@ class Buffer {
   size_t capacity_;
   Device device_;
   BufferReleaser* releaser_;
+  bool borrowed_;
   uint64_t serial_;
   static std::atomic<uint64_t>& next_serial() {
     static std::atomic<uint64_t> serial{1};

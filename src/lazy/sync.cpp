@@ -109,7 +109,7 @@ std::vector<runtime::Donation> find_donations(std::span<TensorImpl* const> roots
     if (!donor) continue;
     for (size_t a = 0; a < arguments.size(); ++a) {
       if (arguments[a].get() != donor) continue;
-      if (arguments[a].use_count() == 1 + graph.leaves_per_argument()[a])
+      if (!donor->borrowed() && arguments[a].use_count() == 1 + graph.leaves_per_argument()[a])
         donations.push_back({graph.root_outputs()[i], static_cast<int32_t>(a)});
       break;
     }

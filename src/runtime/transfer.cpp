@@ -1,6 +1,7 @@
 #include "runtime/transfer.h"
 
 #include <cstring>
+#include <utility>
 
 #include "core/check.h"
 #include "runtime/allocator.h"
@@ -59,6 +60,34 @@ void read_on_host(const Buffer& buffer, const std::function<void(std::span<const
 
 void write_on_host(Buffer& buffer, const std::function<void(std::span<std::byte>)>& write) {
   write(std::span<std::byte>(host_bytes(buffer), buffer.bytes()));
+}
+
+const std::byte* host_address(const Buffer& buffer) {
+  return host_addressable(buffer.device()) ? static_cast<const std::byte*>(buffer.data()) : nullptr;
+}
+
+namespace {
+// One per borrowed buffer: it runs the owner's release and goes with the buffer.
+class BorrowedRelease final : public BufferReleaser {
+ public:
+  explicit BorrowedRelease(std::function<void()> release) : release_(std::move(release)) {}
+  void release(void*, size_t) override {
+    std::function<void()> release = std::move(release_);
+    delete this;
+    if (release) release();
+  }
+
+ private:
+  std::function<void()> release_;
+};
+}  // namespace
+
+BufferPtr borrow_host_memory(void* data, size_t bytes, Device device, std::function<void()> release) {
+  if (!host_addressable(device)) return nullptr;
+  auto releaser = std::make_unique<BorrowedRelease>(std::move(release));
+  auto buffer = std::make_shared<Buffer>(data, bytes, bytes, device, releaser.get(), true);
+  releaser.release();  // the buffer's now: it deletes itself when the buffer goes
+  return buffer;
 }
 
 void copy_between_devices(const Buffer& src, Buffer& dst) {

@@ -23,6 +23,12 @@ BufferPtr from_host(std::span<const std::byte> src, Device device);
 // through a staging copy otherwise. For readers of large data (checkpoints) that must not copy it.
 void read_on_host(const Buffer& buffer, const std::function<void(std::span<const std::byte>)>& read);
 void write_on_host(Buffer& buffer, const std::function<void(std::span<std::byte>)>& write);
+// The buffer's own bytes when the host can address them (every CPU device), nullptr otherwise: for handing
+// a tensor's memory to another library without a copy.
+const std::byte* host_address(const Buffer& buffer);
+// A buffer over memory another library owns, for a device whose memory the host addresses (nullptr for
+// others); release() runs when the last reader lets go. The buffer is borrowed: never donated, never written.
+BufferPtr borrow_host_memory(void* data, size_t bytes, Device device, std::function<void()> release);
 // Copies src's bytes into dst, which may be on another device.
 void copy_between_devices(const Buffer& src, Buffer& dst);
 

@@ -14,4 +14,5 @@ namespace xlite {
 NoGradGuard::NoGradGuard() : previous_(autograd::is_grad_enabled()) { autograd::set_grad_enabled(false); }
 NoGradGuard::~NoGradGuard() { autograd::set_grad_enabled(previous_); }
 bool is_grad_enabled() { return autograd::is_grad_enabled(); }
+void set_grad_enabled(bool enabled) { autograd::set_grad_enabled(enabled); }
 }  // namespace xlite

@@ -168,7 +168,7 @@ void TensorImpl::set_computed(BufferPtr data, long sync_holders) {
 }
 
 bool TensorImpl::data_is_private(long other_holders) const {
-  if (!data_) return false;
+  if (!data_ || data_->borrowed()) return false;
   long holders = 1 + other_holders;
   if (data_leaf_) {
     if (data_leaf_.use_count() != 1) return false;  // IR outside this tensor may still read the buffer
