@@ -1,5 +1,6 @@
 # make demo   builds and runs the examples (the last trains a character-level GPT for 300 steps)
-# make test   builds everything and runs every test, then again under AddressSanitizer and UBSan
+# make test   builds everything and runs every test, then again under AddressSanitizer and UBSan, then installs
+#             the Python package into .venv and runs its tests with pytest
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -8,7 +9,7 @@ FUZZ_BUILD ?= build-fuzz
 # Extra CMake options for every build, e.g. CMAKE_FLAGS=-DXLITE_WERROR=ON (what CI uses).
 CMAKE_FLAGS ?=
 
-.PHONY: all deps format format-check build build-asan build-tsan test test-release test-asan test-tsan demo digits install clean bench bench-cache build-fuzz fuzz fuzz-ci
+.PHONY: all deps format format-check build build-asan build-tsan test test-release test-asan test-tsan test-python python demo digits install clean bench bench-cache build-fuzz fuzz fuzz-ci
 
 all: build
 
@@ -44,13 +45,24 @@ test-tsan: build-tsan
 
 # Every C++ file of ours in the style of .clang-format (clang-format-19, installed by scripts/install-deps.sh).
 FORMAT_FILES = git ls-files 'src/*.cpp' 'src/*.h' 'include/*.h' 'tests/*.cpp' 'tests/*.h' 'tools/*.cpp' \
-	'testing/*.cpp' 'testing/*.h' 'fuzz/*.cpp' 'bench/*.cpp' 'bench/*.h' 'examples/*.cpp' 'examples/*.h'
+	'testing/*.cpp' 'testing/*.h' 'python/src/*.cpp' 'python/src/*.h' 'fuzz/*.cpp' 'bench/*.cpp' 'bench/*.h' 'examples/*.cpp' 'examples/*.h'
 format: deps
 	$(FORMAT_FILES) | xargs clang-format-19 -i
 format-check: deps
 	$(FORMAT_FILES) | xargs clang-format-19 --dry-run -Werror
 
-test: format-check test-release test-asan test-tsan
+test: format-check test-release test-asan test-tsan test-python
+
+# The Python package (pyproject.toml) built into .venv as a user's `pip install .` would, but from the build
+# folder build-python/ that stays between runs, then its tests. --no-build-isolation: the pinned nanobind and
+# scikit-build-core in .venv build it.
+VENV_PYTHON = .venv/bin/python
+python: deps
+	$(VENV_PYTHON) -m pip install --no-build-isolation --no-deps --disable-pip-version-check -q \
+		$(if $(CMAKE_FLAGS),--config-settings=cmake.args="$(CMAKE_FLAGS)") .
+
+test-python: python
+	cd python/tests && ../../$(VENV_PYTHON) -m pytest -q -p no:cacheprovider .
 
 # libFuzzer on xlite::load (arbitrary bytes) and on the text IR (parse, verify, run on both backends).
 # Each harness runs FUZZ_SECONDS from seeds that xlite's own code writes plus every regression input;
@@ -73,6 +85,8 @@ demo: build
 	./$(BUILD)/lazy_cos_sin
 	./$(BUILD)/eager_and_metrics
 	./$(BUILD)/chargpt 300
+	$(MAKE) python
+	$(VENV_PYTHON) examples/python/lazy_and_compile.py
 
 # An MLP and a CNN on the handwritten digits that Debian's python3-sklearn ships (fetched, not installed).
 digits: build

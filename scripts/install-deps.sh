@@ -35,10 +35,13 @@ fi
 #   jaxlib. 0.4.35 is the newest that runs on Debian's numpy; numpy is pinned to the version Debian
 #   installed, so that pip never replaces the numpy that Debian's torch was built against. Their other
 #   requirements are pinned too, for a reproducible set.
+# - nanobind and scikit-build-core build the Python package (pyproject.toml; `make test` installs it into
+#   .venv with `pip install --no-build-isolation .`), and pytest runs its tests.
 safetensors_version=0.8.0
 jax_version=0.4.35
 python_pins=("safetensors==$safetensors_version" "jax==$jax_version" "jaxlib==$jax_version" "ml_dtypes==0.5.4"
-             "opt_einsum==3.4.0" "scipy==1.15.3")
+             "opt_einsum==3.4.0" "scipy==1.15.3" "nanobind==3.1.0" "scikit-build-core==1.1.2" "packaging==26.4"
+             "pathspec==1.1.1" "pytest==9.2.0" "pluggy==1.7.0" "iniconfig==2.3.1")
 venv="$root/.venv"
 venv_ok() {
   "$venv/bin/python" - "$safetensors_version" "$jax_version" 2>/dev/null <<'PY'
@@ -46,7 +49,8 @@ import importlib.util, sys
 import jax, jaxlib, safetensors
 sys.exit(safetensors.__version__ != sys.argv[1] or jax.__version__ != sys.argv[2] or
          jaxlib.__version__ != sys.argv[2] or
-         any(importlib.util.find_spec(m) is None for m in ("numpy", "torch", "ml_dtypes")))
+         any(importlib.util.find_spec(m) is None
+             for m in ("numpy", "torch", "ml_dtypes", "nanobind", "scikit_build_core", "pytest")))
 PY
 }
 if ! venv_ok; then

@@ -1,0 +1,41 @@
+#pragma once
+// The Python module _xlite: one bind_* function per part of the public C++ API (include/xlite), and the
+// conversions from Python values they share. The module adds no semantics of its own: each function calls
+// the C++ function of the same name.
+#include <nanobind/nanobind.h>
+
+#include <optional>
+#include <vector>
+
+#include "scalar_caster.h"
+#include "xlite/xlite.h"
+
+namespace xlite::python {
+
+namespace nb = nanobind;
+
+void bind_types(nb::module_& m);      // dtype, device, Error
+void bind_tensor(nb::module_& m);     // the Tensor class, its operators and methods
+void bind_ops(nb::module_& m);        // every op of xlite/ops.h as a function
+void bind_factories(nb::module_& m);  // zeros, arange, rand, ... and tensors from host data
+void bind_interop(nb::module_& m);    // NumPy and DLPack, both ways
+void bind_modes(nb::module_& m);      // sync, eager mode, grad mode, compile(fn)
+void bind_autograd(nb::module_& m);   // grad, value_and_grad, custom_vjp
+void bind_nn(nb::module_& m);         // the C++ modules, losses, optimizers
+void bind_tools(nb::module_& m);      // save/load, metrics, debug, memory
+
+// Python numbers as ops take them: bool, int and float keep their kind (a Python float does not widen an
+// f16 tensor, as in PyTorch).
+// (as_scalar is declared in scalar_caster.h)
+Scalar to_scalar(nb::handle value, const char* op);
+// A dtype argument: an xlite dtype, or its name ("float32", "f32", "bool").
+DType to_dtype(nb::handle value);
+// A device argument: None (the default device), a Device, "cpu", "cpu:1" or an index.
+Device to_device(nb::handle value);
+// A shape given as a sequence of ints or as ints spread over the arguments (x.reshape(2, 3)).
+Shape to_shape(nb::handle value);
+Shape shape_from_args(const nb::args& args);
+// A list of dims: one int or a sequence; None is every dim.
+std::vector<int64_t> to_dims(nb::handle value);
+
+}  // namespace xlite::python

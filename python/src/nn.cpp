@@ -1,0 +1,146 @@
+// xlite::nn's modules and losses and xlite::optim's optimizers. Python subclasses xlite.nn.Module
+// (xlite/nn.py), whose children may be these C++ modules.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+
+namespace xlite::python {
+namespace {
+using namespace nb::literals;
+
+// A C++ module field that holds a tensor, read and assigned from Python (model.fc.weight = ...).
+template <class M>
+void tensor_field(nb::class_<M, nn::UnaryModule>& c, const char* name, Tensor M::* field) {
+  c.def_prop_rw(
+      name,
+      [field](const M& m) -> std::optional<Tensor> {
+        if (!(m.*field).defined()) return std::nullopt;
+        return m.*field;
+      },
+      [field](M& m, const Tensor& t) { m.*field = t; });
+}
+
+void bind_modules(nb::module_& nn_module) {
+  nb::class_<nn::Module>(nn_module, "_CppModule", "A module written in C++ (xlite/nn.h).")
+      .def("parameters", &nn::Module::parameters)
+      .def("named_parameters", &nn::Module::named_parameters)
+      .def("named_buffers", &nn::Module::named_buffers)
+      .def("state_dict", &nn::Module::state_dict)
+      .def("load_state_dict", &nn::Module::load_state_dict, "state_dict"_a, "strict"_a = true)
+      .def(
+          "train",
+          [](nn::Module& m, bool on) -> nn::Module& {
+            m.train(on);
+            return m;
+          },
+          "mode"_a = true, nb::rv_policy::reference)
+      .def(
+          "eval",
+          [](nn::Module& m) -> nn::Module& {
+            m.eval();
+            return m;
+          },
+          nb::rv_policy::reference)
+      .def_prop_ro("training", &nn::Module::is_training);
+  nb::class_<nn::UnaryModule, nn::Module>(nn_module, "_CppUnaryModule")
+      .def("forward", &nn::UnaryModule::forward, "input"_a)
+      .def("__call__", &nn::UnaryModule::forward, "input"_a);
+
+  auto linear = nb::class_<nn::Linear, nn::UnaryModule>(nn_module, "Linear", "y = x W^T + b; W of shape [out, in].")
+                    .def(nb::init<int64_t, int64_t, bool>(), "in_features"_a, "out_features"_a, "bias"_a = true);
+  tensor_field(linear, "weight", &nn::Linear::weight);
+  tensor_field(linear, "bias", &nn::Linear::bias);
+  auto embedding = nb::class_<nn::Embedding, nn::UnaryModule>(nn_module, "Embedding")
+                       .def(nb::init<int64_t, int64_t>(), "num_embeddings"_a, "embedding_dim"_a);
+  tensor_field(embedding, "weight", &nn::Embedding::weight);
+  auto conv = nb::class_<nn::Conv2d, nn::UnaryModule>(nn_module, "Conv2d")
+                  .def(nb::init<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>(), "in_channels"_a,
+                       "out_channels"_a, "kernel_size"_a, "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+                       "groups"_a = 1, "bias"_a = true);
+  tensor_field(conv, "weight", &nn::Conv2d::weight);
+  tensor_field(conv, "bias", &nn::Conv2d::bias);
+  nb::class_<nn::MaxPool2d, nn::UnaryModule>(nn_module, "MaxPool2d")
+      .def(nb::init<int64_t, int64_t, int64_t>(), "kernel_size"_a, "stride"_a = 0, "padding"_a = 0);
+  nb::class_<nn::AvgPool2d, nn::UnaryModule>(nn_module, "AvgPool2d")
+      .def(nb::init<int64_t, int64_t, int64_t>(), "kernel_size"_a, "stride"_a = 0, "padding"_a = 0);
+  nb::class_<nn::ReLU, nn::UnaryModule>(nn_module, "ReLU").def(nb::init<>());
+  nb::class_<nn::Flatten, nn::UnaryModule>(nn_module, "Flatten").def(nb::init<int64_t>(), "start_dim"_a = 1);
+  auto layer_norm = nb::class_<nn::LayerNorm, nn::UnaryModule>(nn_module, "LayerNorm")
+                        .def(nb::init<int64_t, double>(), "normalized_shape"_a, "eps"_a = 1e-5);
+  tensor_field(layer_norm, "weight", &nn::LayerNorm::weight);
+  tensor_field(layer_norm, "bias", &nn::LayerNorm::bias);
+  auto rms_norm = nb::class_<nn::RMSNorm, nn::UnaryModule>(nn_module, "RMSNorm")
+                      .def(nb::init<int64_t, double>(), "normalized_shape"_a, "eps"_a = 1e-6);
+  tensor_field(rms_norm, "weight", &nn::RMSNorm::weight);
+  nb::class_<nn::Dropout, nn::UnaryModule>(nn_module, "Dropout")
+      .def(nb::init<double>(), "p"_a = 0.5)
+      .def_rw("p", &nn::Dropout::p);
+  nb::class_<nn::MLP, nn::UnaryModule>(nn_module, "MLP", "Linear -> GELU -> Linear.")
+      .def(nb::init<int64_t, int64_t>(), "dim"_a, "hidden"_a)
+      .def_ro("fc", &nn::MLP::fc)
+      .def_ro("proj", &nn::MLP::proj);
+  nb::class_<nn::CausalSelfAttention, nn::UnaryModule>(nn_module, "CausalSelfAttention",
+                                                       "Multi-head causal self-attention over [B, T, d_model].")
+      .def(nb::init<int64_t, int64_t>(), "d_model"_a, "heads"_a)
+      .def_ro("qkv", &nn::CausalSelfAttention::qkv)
+      .def_ro("proj", &nn::CausalSelfAttention::proj);
+
+  nn_module.def("cross_entropy", &nn::cross_entropy, "input"_a, "target"_a, nb::kw_only(), "ignore_index"_a = -100,
+                "label_smoothing"_a = 0.0, "Mean cross entropy of logits [N, C] against int64 targets [N].");
+  nn_module.def("nll_loss", &nn::nll_loss, "input"_a, "target"_a, nb::kw_only(), "ignore_index"_a = -100);
+  nn_module.def("mse_loss", &nn::mse_loss, "input"_a, "target"_a);
+}
+
+// Adam and AdamW take PyTorch's arguments: betas as a pair.
+template <class A>
+void adam_init(A* self, std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps,
+               double weight_decay) {
+  new (self) A(std::move(params), lr, {betas.first, betas.second, eps, weight_decay});
+}
+
+void bind_optimizers(nb::module_& optim) {
+  nb::class_<optim::Optimizer>(optim, "Optimizer")
+      .def("step", [](optim::Optimizer& o) { o.step(); })
+      .def(
+          "zero_grad", [](optim::Optimizer& o, bool) { o.zero_grad(); }, "set_to_none"_a = false,
+          "Zeroes every gradient in place (xlite keeps gradient tensors, so set_to_none also zeroes).")
+      .def_prop_rw("lr", &optim::Optimizer::lr, &optim::Optimizer::set_lr,
+                   "The learning rate; setting it never recompiles a step.")
+      .def("state_dict", &optim::Optimizer::state_dict)
+      .def("load_state_dict", &optim::Optimizer::load_state_dict, "state_dict"_a);
+  nb::class_<optim::SGD, optim::Optimizer>(optim, "SGD")
+      .def(
+          "__init__",
+          [](optim::SGD* self, std::vector<Tensor> params, double lr, double momentum, double dampening,
+             double weight_decay, bool nesterov) {
+            new (self) optim::SGD(std::move(params), lr, {momentum, dampening, weight_decay, nesterov});
+          },
+          "params"_a, "lr"_a, "momentum"_a = 0.0, "dampening"_a = 0.0, "weight_decay"_a = 0.0, "nesterov"_a = false);
+  nb::class_<optim::Adam, optim::Optimizer>(optim, "Adam")
+      .def("__init__", &adam_init<optim::Adam>, "params"_a, "lr"_a = 1e-3,
+           "betas"_a = std::pair<double, double>(0.9, 0.999), "eps"_a = 1e-8, "weight_decay"_a = 0.0);
+  nb::class_<optim::AdamW, optim::Adam>(optim, "AdamW")
+      .def("__init__", &adam_init<optim::AdamW>, "params"_a, "lr"_a = 1e-3,
+           "betas"_a = std::pair<double, double>(0.9, 0.999), "eps"_a = 1e-8, "weight_decay"_a = 1e-2);
+  optim.def("warmup_cosine_lr", &optim::warmup_cosine_lr, "step"_a, "warmup"_a, "total"_a, "base_lr"_a,
+            "min_lr"_a = 0.0, "Linear warm-up to base_lr, then cosine decay to min_lr at total steps.");
+  optim.def("clip_grad_norm_", &optim::clip_grad_norm_, "parameters"_a, "max_norm"_a,
+            "Scales the gradients so that their joint L2 norm is at most max_norm; returns the norm before.");
+}
+
+}  // namespace
+
+void bind_nn(nb::module_& m) {
+  nb::module_ nn_module = m.def_submodule("nn", "xlite::nn: modules and losses written in C++.");
+  bind_modules(nn_module);
+  nb::module_ optim = m.def_submodule("optim", "xlite::optim: optimizers over lists of parameters.");
+  bind_optimizers(optim);
+}
+
+}  // namespace xlite::python

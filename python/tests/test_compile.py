@@ -1,0 +1,145 @@
+"""compile(fn) on Python callables: the C++ replay semantics, from Python."""
+import threading
+
+import pytest
+
+import xlite as xl
+
+
+def test_a_replay_does_not_run_the_python_body():
+    calls = []
+
+    @xl.compile
+    def f(x, y):
+        calls.append(1)
+        return x * y + 1
+
+    x, y = xl.ones(3), xl.full((3,), 2.0)
+    for i in range(5):
+        out = f(x, y)
+        assert out.tolist() == [3.0, 3.0, 3.0]
+    assert len(calls) == 2  # two traces agree, then replays
+    assert f.last_call().replayed
+
+
+def test_results_keep_their_structure_on_replay():
+    f = xl.compile(lambda x: {"sum": x.sum(), "parts": [x * 2, (x + 1, None)]})
+    for _ in range(4):
+        out = f(xl.arange(3.0))
+    assert f.last_call().replayed
+    assert set(out) == {"sum", "parts"}
+    assert out["sum"].item() == 3.0
+    assert out["parts"][0].tolist() == [0.0, 2.0, 4.0]
+    assert out["parts"][1][0].tolist() == [1.0, 2.0, 3.0] and out["parts"][1][1] is None
+    assert isinstance(out["parts"][1], tuple)
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda x, s: (xl.ones(4), s), "argument"),     # a new shape
+    (lambda x, s: (x, 3.0), "argument"),            # a new Python number
+    (lambda x, s: (x.to(xl.float64), s), "argument"),
+])
+def test_guards_trace_again(change, reason):
+    f = xl.compile(lambda x, s: x * s)
+    x = xl.ones(3)
+    for _ in range(3):
+        f(x, 2.0)
+    assert f.last_call().replayed
+    x2, s2 = change(x, 2.0)
+    out = f(x2, s2)
+    assert not f.last_call().replayed and reason in f.last_call().trace_reason
+    assert out.tolist() == (x2 * s2).tolist()
+
+
+def test_a_replay_reads_the_current_values_of_captured_tensors():
+    w = xl.ones(2)
+    f = xl.compile(lambda x: x + w)
+    for _ in range(3):
+        f(xl.ones(2))
+    w.add_(10)
+    xl.sync()
+    assert f(xl.ones(2)).tolist() == [12.0, 12.0]
+    assert f.last_call().replayed
+
+
+def test_training_mode_is_a_guard():
+    class Net(xl.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = xl.nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.drop(x) if self.training else x * 3
+
+    net = Net()
+    f = xl.compile(lambda x: net(x))
+    x = xl.ones(8)
+    for _ in range(3):
+        f(x)
+    net.eval()
+    assert f(x).tolist() == [3.0] * 8
+    assert not f.last_call().replayed
+
+
+def test_a_python_exception_propagates_and_the_runtime_stays_usable():
+    w = xl.zeros(2)
+
+    def f(x):
+        w.add_(x)
+        raise ValueError("from the body")
+
+    g = xl.compile(f)
+    with pytest.raises(ValueError, match="from the body"):
+        g(xl.ones(2))
+    assert w.tolist() == [0.0, 0.0]  # the in-place update was undone
+    assert (xl.ones(2) + 1).tolist() == [2.0, 2.0]
+
+
+def test_options():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    g = xl.compile(f, force_retrace=True)
+    for _ in range(3):
+        g(xl.ones(1))
+    assert len(calls) == 3
+    strict = xl.compile(lambda x: x + x.sum().item(), full_graph=True)
+    with pytest.raises(xl.Error, match="full_graph|host"):
+        strict(xl.ones(2))
+    few = xl.compile(lambda x: x + 1, max_different_graphs=1)
+    few(xl.ones(2))
+    with pytest.raises(xl.Error, match="max_different_graphs"):
+        few(xl.ones(3))
+
+
+def test_a_compiled_function_calling_itself_raises():
+    holder = {}
+
+    def f(x):
+        return holder["g"](x)
+
+    holder["g"] = xl.compile(f)
+    with pytest.raises(xl.Error, match="its own compiled function"):
+        holder["g"](xl.ones(1))
+
+
+def test_calls_from_several_threads_take_turns():
+    f = xl.compile(lambda x: (x * 2).sum())
+    results, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(20):
+                results.append(f(xl.ones(16)).item())
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == [32.0] * 80

@@ -1,0 +1,305 @@
+"""Neural-network modules: a Module base class that Python models subclass, PyTorch-style, whose children may be
+xlite's C++ modules (Linear, Conv2d, LayerNorm, ...), plus containers, activations and losses."""
+import abc
+import collections
+
+from . import _xlite
+from ._xlite import Tensor
+from ._xlite.nn import (  # noqa: F401
+    AvgPool2d, CausalSelfAttention, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, MLP, ReLU,
+    RMSNorm, cross_entropy, mse_loss, nll_loss,
+)
+from ._xlite.optim import clip_grad_norm_
+
+_CppModule = _xlite.nn._CppModule
+
+
+class Parameter(Tensor):
+    """A tensor that a Module registers as a parameter when assigned to one of its attributes. It aliases the
+    tensor it was made from and requires grad."""
+
+    def __init__(self, data, requires_grad=True):
+        super().__init__(data)
+        self.requires_grad_(requires_grad)
+
+
+class Module(metaclass=abc.ABCMeta):
+    """The base of Python models. Assigning a Parameter registers a parameter,
+    assigning a module registers a child; register_buffer keeps state that is saved but not trained.
+
+    The training mode is a TracedFlag: a compiled step that read it traces again after train() or eval()."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "_training", _xlite.TracedFlag(True, "a module's training mode (train() or eval())"))
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("call Module.__init__() (super().__init__()) before assigning attributes")
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, (Module, _CppModule)):
+            self._modules[name] = value
+        elif isinstance(value, Tensor) and name in self.__dict__.get("_buffer_names", ()):
+            self._buffers[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name, tensor):
+        """State saved in state_dict but not trained (running statistics, masks)."""
+        self.__dict__.setdefault("_buffer_names", set()).add(name)
+        setattr(self, name, tensor)
+
+    def register_parameter(self, name, tensor):
+        setattr(self, name, tensor if isinstance(tensor, Parameter) else Parameter(tensor))
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # Walking the tree.
+    def named_children(self):
+        return list(self._modules.items())
+
+    def children(self):
+        return list(self._modules.values())
+
+    def named_modules(self, prefix=""):
+        found = [(prefix, self)]
+        for name, child in self._modules.items():
+            path = f"{prefix}.{name}" if prefix else name
+            if not isinstance(child, _CppModule):
+                found.extend(child.named_modules(path))
+            else:
+                found.append((path, child))
+        return found
+
+    def modules(self):
+        return [m for _, m in self.named_modules()]
+
+    def _named(self, kind, prefix=""):
+        own = self._parameters if kind == "parameters" else self._buffers
+        found = [(f"{prefix}{name}", t) for name, t in own.items()]
+        for name, child in self._modules.items():
+            if not isinstance(child, _CppModule):
+                found.extend(child._named(kind, f"{prefix}{name}."))
+            else:
+                found.extend((f"{prefix}{name}.{n}", t) for n, t in getattr(child, f"named_{kind}")())
+        return found
+
+    def named_parameters(self):
+        """(dotted name, tensor) of every parameter, own first, then each child's in registration order."""
+        return self._named("parameters")
+
+    def parameters(self):
+        return [t for _, t in self.named_parameters()]
+
+    def named_buffers(self):
+        return self._named("buffers")
+
+    def buffers(self):
+        return [t for _, t in self.named_buffers()]
+
+    def num_parameters(self):
+        return sum(t.numel() for t in self.parameters())
+
+    def state_dict(self):
+        """Parameters and buffers by dotted name; the tensors share storage with the module."""
+        return collections.OrderedDict(self.named_parameters() + self.named_buffers())
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copies values in place (shapes must match); with strict, missing or unexpected names raise."""
+        own = self.state_dict()
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            raise _xlite.Error(f"[load_state_dict] missing {missing}, unexpected {unexpected}")
+        for name, tensor in own.items():
+            if name not in state_dict:
+                continue
+            value = state_dict[name]
+            if tuple(value.shape) != tuple(tensor.shape):
+                raise _xlite.Error(f"[load_state_dict] {name}: shape {tuple(value.shape)} does not match "
+                                   f"{tuple(tensor.shape)}")
+            with _xlite_no_grad():
+                tensor.copy_(value)
+        return missing, unexpected
+
+    # Modes.
+    @property
+    def training(self):
+        return self._training.get()
+
+    def train(self, mode=True):
+        self._training.set(mode)
+        for child in self._modules.values():
+            child.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def apply(self, fn):
+        """Calls fn on every child module, then on this one (initialisation)."""
+        for child in self._modules.values():
+            fn(child) if isinstance(child, _CppModule) else child.apply(fn)
+        fn(self)
+        return self
+
+    def zero_grad(self):
+        for p in self.parameters():
+            if p.grad is not None:
+                p.grad.zero_()
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}("]
+        for name, child in self._modules.items():
+            lines.append(f"  ({name}): " + repr(child).replace("\n", "\n  "))
+        return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
+
+
+def _xlite_no_grad():
+    from ._modes import no_grad
+    return no_grad()
+
+
+# The C++ modules are modules too.
+for _cpp in (_CppModule,):
+    Module.register(_cpp)
+
+
+class Sequential(Module):
+    """Calls its modules in order."""
+
+    def __init__(self, *modules):
+        super().__init__()
+        for i, m in enumerate(modules):
+            setattr(self, str(i), m)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def append(self, module):
+        setattr(self, str(len(self._modules)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters count as the owner's."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module):
+        setattr(self, str(len(self._modules)), module)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __iter__(self):
+        return iter(list(self._modules.values()))
+
+    def __len__(self):
+        return len(self._modules)
+
+
+class _Activation(Module):
+    fn = None
+
+    def forward(self, x):
+        return type(self).fn(x)
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return _xlite.gelu(x, self.approximate)
+
+
+class Tanh(_Activation):
+    fn = staticmethod(_xlite.tanh)
+
+
+class Sigmoid(_Activation):
+    fn = staticmethod(_xlite.sigmoid)
+
+
+class SiLU(_Activation):
+    fn = staticmethod(_xlite.silu)
+
+
+class Identity(Module):
+    def forward(self, x):
+        return x
+
+
+class Softmax(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return _xlite.softmax(x, self.dim)
+
+
+class CrossEntropyLoss(Module):
+    def __init__(self, ignore_index=-100, label_smoothing=0.0):
+        super().__init__()
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input, target):
+        return cross_entropy(input, target, ignore_index=self.ignore_index, label_smoothing=self.label_smoothing)
+
+
+class MSELoss(Module):
+    def forward(self, input, target):
+        return mse_loss(input, target)
+
+
+class functional:  # noqa: N801  (torch.nn.functional's name)
+    """torch.nn.functional's names for xlite's functions."""
+    relu = staticmethod(_xlite.relu)
+    gelu = staticmethod(_xlite.gelu)
+    silu = staticmethod(_xlite.silu)
+    sigmoid = staticmethod(_xlite.sigmoid)
+    tanh = staticmethod(_xlite.tanh)
+    softmax = staticmethod(_xlite.softmax)
+    log_softmax = staticmethod(_xlite.log_softmax)
+    linear = staticmethod(_xlite.linear)
+    conv2d = staticmethod(_xlite.conv2d)
+    max_pool2d = staticmethod(_xlite.max_pool2d)
+    avg_pool2d = staticmethod(_xlite.avg_pool2d)
+    embedding = staticmethod(_xlite.embedding)
+    one_hot = staticmethod(_xlite.one_hot)
+    pad = staticmethod(_xlite.pad)
+    cross_entropy = staticmethod(cross_entropy)
+    nll_loss = staticmethod(nll_loss)
+    mse_loss = staticmethod(mse_loss)
+
+
+class utils:  # noqa: N801
+    clip_grad_norm_ = staticmethod(clip_grad_norm_)
