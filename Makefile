@@ -104,6 +104,7 @@ bench:
 	bash scripts/install-bench-deps.sh
 	bash bench/run.sh
 	bash bench/attention.sh
+	bash bench/python.sh
 	$(MAKE) bench-cache
 
 # The persistent compilation cache: chargpt's first training step, cold against warm (BENCHMARKS.md).

@@ -24,7 +24,9 @@ TEST(HostData, FromBlobReadsTheOwnersMemoryAndReleasesItOnce) {
     EXPECT_EQ(Vals(t * 2.f), (std::vector<float>{20, 4, 6, 8, 10, 12}));
     Tensor kept = t + 1.f;  // a pending value that still reads the memory
     EXPECT_EQ(released, 0);
-    { Tensor gone = std::move(t); }
+    {
+      Tensor gone = std::move(t);
+    }
     EXPECT_EQ(released, 0) << "a pending graph still reads the memory";
     EXPECT_EQ(Vals(kept), (std::vector<float>{11, 3, 4, 5, 6, 7}));
   }

@@ -23,6 +23,7 @@ void bind_modes(nb::module_& m);      // sync, eager mode, grad mode, compile(fn
 void bind_autograd(nb::module_& m);   // grad, value_and_grad, custom_vjp
 void bind_nn(nb::module_& m);         // the C++ modules, losses, optimizers
 void bind_tools(nb::module_& m);      // save/load, metrics, debug, memory
+void bind_kernels(nb::module_& m);    // custom kernels: the built-in ones and kernels written in Python
 
 // Python numbers as ops take them: bool, int and float keep their kind (a Python float does not widen an
 // f16 tensor, as in PyTorch).

@@ -37,6 +37,10 @@ void add_inputs(nb::handle value, std::vector<StepInput>& inputs) {
     for (auto [k, v] : d) keys += std::string(" ") + nb::repr(k).c_str();
     text(keys);
     for (auto [k, v] : d) add_inputs(v, inputs);
+  } else if (nb::hasattr(value, "__array__") || nb::hasattr(value, "__dlpack__")) {
+    // An array whose contents fn turns into graph inputs: it may change in place under the same identity, and
+    // a replay would feed what the trace saw. Such a call traces every time (pass an xlite tensor instead).
+    inputs.push_back({StepInput::Kind::unguardable, {}, {}});
   } else {
     char id[32];
     std::snprintf(id, sizeof id, "%p", static_cast<void*>(value.ptr()));

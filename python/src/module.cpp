@@ -60,6 +60,7 @@ NB_MODULE(_xlite, m) {
   bind_autograd(m);
   bind_nn(m);
   bind_tools(m);
+  bind_kernels(m);
 }
 
 }  // namespace xlite::python

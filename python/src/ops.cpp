@@ -37,7 +37,10 @@ auto pool(Pool op) {
 }  // namespace
 
 void bind_ops(nb::module_& m) {
-#define XLITE_UNARY(name) m.def(#name, [](const Tensor& x) { return xlite::name(x); }, "input"_a);
+#define XLITE_UNARY(name)                                               \
+  m.def(                                                                \
+      #name, [](const Tensor& x) { return xlite::name(x); }, "input"_a, \
+      "Elementwise " #name " (integers and bools become float32 where the result is not exact).");
   XLITE_UNARY(neg)
   XLITE_UNARY(abs)
   XLITE_UNARY(exp)
@@ -70,7 +73,8 @@ void bind_ops(nb::module_& m) {
 
 #define XLITE_BINARY(name)                                                                              \
   m.def(                                                                                                \
-       #name, [](const Tensor& a, const Tensor& b) { return xlite::name(a, b); }, "input"_a, "other"_a) \
+       #name, [](const Tensor& a, const Tensor& b) { return xlite::name(a, b); }, "input"_a, "other"_a, \
+       "Elementwise " #name " of tensors or numbers: broadcast like NumPy, promoted like PyTorch.")     \
       .def(                                                                                             \
           #name, [](const Tensor& a, Scalar b) { return xlite::name(a, b); }, "input"_a, "other"_a)     \
       .def(#name, [](Scalar a, const Tensor& b) { return xlite::name(a, b); }, "input"_a, "other"_a);

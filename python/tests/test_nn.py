@@ -113,3 +113,11 @@ def test_module_without_init_raises():
 
     with pytest.raises(AttributeError, match="super"):
         Broken()
+
+
+def test_assigning_a_plain_tensor_to_a_parameter_raises():
+    block = Block()
+    with pytest.raises(TypeError, match="Parameter"):
+        block.scale = block.scale * 2
+    block.scale = xl.nn.Parameter(xl.zeros(6))
+    assert dict(block.named_parameters())["scale"].tolist() == [0.0] * 6

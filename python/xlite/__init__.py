@@ -26,7 +26,7 @@ from ._xlite import (  # noqa: F401
     zeros, ones, full, zeros_like, ones_like, full_like, rand, randn, rand_like, randn_like, arange, eye,
     manual_seed,
     # tools
-    save, load, get_memory_info, reset_peak_memory, empty_cache, clear_caches, debug, metrics,
+    save, load, get_memory_info, reset_peak_memory, empty_cache, clear_caches, debug, metrics, kernels,
 )
 from ._dtypes import (  # noqa: F401
     dtype, float32, float64, float16, bfloat16, int32, int64, uint8, bool, float, double, half, long, int,

@@ -231,18 +231,24 @@ def _getitem(self, index):
 
 
 def _setitem(self, index, value):
-    """x[index] = value: the new value of the whole tensor, written in place (the tensor is rebound)."""
+    """x[index] = value: the new value of the whole tensor, written in place (the tensor is rebound). Where an
+    integer index repeats a position, the values written there add up (PyTorch leaves that case undefined)."""
     positions = _getitem(_xlite.arange(self.numel(), device=self.device).reshape(self.shape), index)
     flat_positions = positions.reshape(-1)
-    work = self.dtype if self.dtype.is_floating_point else _dtypes.float64
+    if self.dtype in (_dtypes.float32, _dtypes.float64):
+        work = self.dtype
+    elif self.dtype.is_floating_point:
+        work = _dtypes.float32  # f16 and bf16 are computed in f32 anyway
+    else:
+        work = _dtypes.int64  # integers and bools, exactly
     if not isinstance(value, Tensor):
-        value = _xlite.full((), value, dtype=work, device=self.device)
+        value = _xlite.full((), value, device=self.device)
     values = _xlite.broadcast_to(value.to(work), positions.shape).reshape(-1)
-    flat = self.reshape(-1).to(work)
     zeros = _xlite.zeros(self.numel(), dtype=work, device=self.device)
     written = _xlite.scatter_add(zeros, 0, flat_positions, values)
-    hit = _xlite.scatter_add(zeros, 0, flat_positions, _xlite.ones_like(values)) > 0
-    self.copy_(_xlite.where(hit, written, flat).reshape(self.shape))
+    hit = _xlite.scatter_add(zeros, 0, flat_positions, _xlite.ones_like(values)) != 0
+    merged = _xlite.where(hit, written, self.reshape(-1).to(work))
+    self.copy_(merged.reshape(self.shape).to(self.dtype))
 
 
 Tensor.__getitem__ = _getitem

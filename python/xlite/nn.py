@@ -38,6 +38,9 @@ class Module(metaclass=abc.ABCMeta):
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError("call Module.__init__() (super().__init__()) before assigning attributes")
+        if name in self._parameters and value is not None and not isinstance(value, Parameter):
+            raise TypeError(f"cannot assign a {type(value).__name__} as parameter '{name}' (wrap it in "
+                            "xl.nn.Parameter, or update the parameter in place)")
         for registry in (self._parameters, self._buffers, self._modules):
             registry.pop(name, None)
         if isinstance(value, Parameter):
