@@ -85,3 +85,22 @@ def test_grad_modes():
     assert not x.detach().requires_grad
     x.requires_grad = False
     assert not x.requires_grad
+
+
+def test_an_exception_in_a_function_under_grad_propagates():
+    def f(x):
+        raise ZeroDivisionError("inside grad")
+
+    with pytest.raises(ZeroDivisionError, match="inside grad"):
+        xl.grad(f)(xl.ones(2))
+    assert xl.grad(lambda x: (x * x).sum())(xl.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_assignment_into_a_box_passes_gradients_to_both_sides():
+    x = xl.ones(3, 4).requires_grad_()
+    v = xl.full((4,), 2.0).requires_grad_()
+    y = x * 1
+    y[1] = v * 3
+    (y * y).sum().backward()
+    assert x.grad.tolist() == [[2.0] * 4, [0.0] * 4, [2.0] * 4]
+    assert v.grad.tolist() == [36.0] * 4

@@ -230,9 +230,56 @@ def _getitem(self, index):
     return _gather_advanced(x, advanced) if advanced else x
 
 
+def _box(shape, index):
+    """For an index of ints, step-1 slices and Ellipsis only: the (start, stop) of the box it selects in each
+    dim and which dims an int removes; None for any other index."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    if builtins.sum(item is Ellipsis for item in items) > 1:
+        return None
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at:at + 1] = [builtins.slice(None)] * (len(shape) - len(items) + 1)
+    if len(items) > len(shape):
+        return None
+    items += [builtins.slice(None)] * (len(shape) - len(items))
+    box, dropped = [], []
+    for dim, (item, size) in enumerate(zip(items, shape)):
+        if isinstance(item, builtins.slice):
+            if item.step not in (None, 1):
+                return None
+            start, stop, _ = item.indices(size)
+            box.append((start, builtins.max(start, stop)))
+        elif isinstance(item, builtins.int) and not isinstance(item, builtins.bool):
+            if item < -size or item >= size:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
+            i = item % size
+            box.append((i, i + 1))
+            dropped.append(dim)
+        else:
+            return None
+    return box, dropped
+
+
 def _setitem(self, index, value):
     """x[index] = value: the new value of the whole tensor, written in place (the tensor is rebound). Where an
     integer index repeats a position, the values written there add up (PyTorch leaves that case undefined)."""
+    if not isinstance(value, Tensor):
+        value = _xlite.full((), value, device=self.device)
+    found = _box(self.shape, index)
+    if found is not None:
+        # A box: the value padded out to the whole shape, chosen by a mask padded the same way (fused, no scatter).
+        box, dropped = found
+        region = [stop - start for start, stop in box]
+        kept = [n for d, n in enumerate(region) if d not in dropped]
+        placed = _xlite.broadcast_to(value.to(self.dtype), kept)
+        for d in dropped:
+            placed = _xlite.unsqueeze(placed, d)
+        widths = []
+        for (start, stop), size in reversed(list(zip(box, self.shape))):
+            widths += [start, size - stop]
+        inside = _xlite.pad(_xlite.ones(region, dtype=_dtypes.uint8, device=self.device), widths) != 0
+        self.copy_(_xlite.where(inside, _xlite.pad(placed, widths), self))
+        return
     positions = _getitem(_xlite.arange(self.numel(), device=self.device).reshape(self.shape), index)
     flat_positions = positions.reshape(-1)
     if self.dtype in (_dtypes.float32, _dtypes.float64):
@@ -241,8 +288,6 @@ def _setitem(self, index, value):
         work = _dtypes.float32  # f16 and bf16 are computed in f32 anyway
     else:
         work = _dtypes.int64  # integers and bools, exactly
-    if not isinstance(value, Tensor):
-        value = _xlite.full((), value, device=self.device)
     values = _xlite.broadcast_to(value.to(work), positions.shape).reshape(-1)
     zeros = _xlite.zeros(self.numel(), dtype=work, device=self.device)
     written = _xlite.scatter_add(zeros, 0, flat_positions, values)
