@@ -35,7 +35,12 @@ def _as_array(data, dtype):
         array = array.astype(_numpy_dtype(_xlite_dtype(dtype)))
     if array.dtype.name not in _numpy_names:
         raise _xlite.Error(f"[tensor] NumPy arrays of {array.dtype} have no xlite dtype")
-    return np.ascontiguousarray(array)
+    return _contiguous(array)
+
+
+def _contiguous(array):
+    # np.ascontiguousarray makes a 0-d array 1-d.
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
 
 
 def _xlite_dtype(dtype):
@@ -58,9 +63,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     Python ints become int64, floats float32 and bools bool, as in torch.tensor."""
     if isinstance(data, _xlite.Tensor):
         t = data.detach().to(device=device, dtype=dtype)  # a handle of its own: values are immutable
-    elif isinstance(data, (builtins.bool, builtins.int, builtins.float)) and dtype is None:
+    elif isinstance(data, (builtins.bool, builtins.int, builtins.float)) and not isinstance(data, np.generic) \
+            and dtype is None:
         # Data, like torch.tensor's, not a pending constant.
-        dtype = _dtypes.python_dtypes[type(data)]
+        dtype = next(d for kind, d in _dtypes.python_dtypes.items() if isinstance(data, kind))
         t = _from_numpy(np.asarray(data, dtype=_numpy_dtype(dtype)), device, copy=True)
     else:
         t = _from_numpy(_as_array(data, dtype), device, copy=True)
@@ -88,7 +94,7 @@ def from_numpy(array):
         raise _xlite.Error(f"[from_numpy] expected a numpy.ndarray, got {type(array).__name__}")
     if array.dtype.name not in _numpy_names:
         raise _xlite.Error(f"[from_numpy] NumPy arrays of {array.dtype} have no xlite dtype")
-    return _from_numpy(np.ascontiguousarray(array), None, copy=False)
+    return _from_numpy(_contiguous(array), None, copy=False)
 
 
 def from_dlpack(array):

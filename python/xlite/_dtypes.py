@@ -17,5 +17,6 @@ half = float16
 long = int64
 int = int32
 
-# The dtype a Python value of this type becomes (torch.tensor's rule: float data is float32).
+# The dtype a Python value of this type becomes (torch.tensor's rule: float data is float32); bool first, since a
+# bool is an int.
 python_dtypes = {builtins.bool: bool, builtins.int: int64, builtins.float: float32}

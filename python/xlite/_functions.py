@@ -2,7 +2,7 @@
 import builtins
 import collections
 
-from . import _xlite
+from . import _dtypes, _xlite
 
 values_indices = collections.namedtuple("values_indices", ["values", "indices"])
 
@@ -33,17 +33,25 @@ def std(input, dim=None, *, correction=None, unbiased=None, keepdim=False):
 
 
 def floor_divide(input, other):
-    """Division rounded down; integers stay integers, as in PyTorch's // operator."""
-    q = _xlite.floor(_xlite.div(input, other))
+    """Division rounded down, as PyTorch's // operator: integers stay integers, exactly, and an integer division
+    by zero raises."""
     dtypes = [t.dtype for t in (input, other) if isinstance(t, _xlite.Tensor)]
-    if all(not d.is_floating_point for d in dtypes) and not any(
-            isinstance(v, builtins.float) for v in (input, other)):
-        return q.to(_result_integer(input, other))
-    return q
-
-
-def _result_integer(a, b):
-    return _xlite.add(a, b).dtype if isinstance(a, _xlite.Tensor) or isinstance(b, _xlite.Tensor) else None
+    floats = any(d.is_floating_point for d in dtypes) or any(isinstance(v, builtins.float) for v in (input, other))
+    if floats:
+        return _xlite.floor(_xlite.div(input, other))
+    # Integers: an estimate in float64, then corrections in exact integer arithmetic (the estimate is off by
+    # at most |a| * 2**-52 / |b| + 1, so one float64 step on the small remainder and a last +-1 make it exact).
+    result = _xlite.add(input, other).dtype  # the promoted integer dtype
+    a = input.to(result) if isinstance(input, _xlite.Tensor) else _xlite.full((), input, dtype=result)
+    b = other.to(result) if isinstance(other, _xlite.Tensor) else _xlite.full((), other, dtype=result)
+    wide = _dtypes.float64
+    q = _xlite.floor(a.to(wide) / b.to(wide)).to(result)
+    q = q + _xlite.floor((a - q * b).to(wide) / b.to(wide)).to(result)
+    r = a - q * b
+    q = _xlite.where((r != 0) & ((r < 0) != (b < 0)), q - 1, q)
+    r = a - q * b
+    q = _xlite.where((r != 0) & ((r < 0) == (b < 0)) & (_xlite.abs(r) >= _xlite.abs(b)), q + 1, q)
+    return q + _xlite.remainder(a, b) * 0  # the remainder raises on a division by zero
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -10,9 +10,9 @@ from ._xlite import Tensor
 
 def _shape_args(shape):
     """x.reshape(2, 3) and x.reshape((2, 3)) alike."""
-    if len(shape) == 1 and not isinstance(shape[0], builtins.int):
+    if len(shape) == 1 and not isinstance(shape[0], (builtins.int, np.integer)):
         return tuple(shape[0])
-    return shape
+    return tuple(builtins.int(d) for d in shape)
 
 
 def _method(fn):
@@ -128,6 +128,8 @@ def _index_items(index):
 
 
 def _as_index_tensor(item):
+    if isinstance(item, (builtins.bool, np.bool_)):  # a 0-d mask: a new dim of size 1 (True) or 0 (False)
+        return _creation.tensor(builtins.bool(item))
     if isinstance(item, (list, np.ndarray)):
         array = np.asarray(item)
         return _creation.tensor(array if array.dtype == np.bool_ else array.astype(np.int64))
@@ -139,7 +141,7 @@ def _consumes(item):
     if item is None:
         return 0
     if isinstance(item, Tensor) and item.dtype == _dtypes.bool:
-        return builtins.max(item.ndim, 1)
+        return item.ndim
     return 1
 
 
@@ -260,18 +262,27 @@ def _box(shape, index):
     return box, dropped
 
 
+def _without_leading_ones(value, ndim):
+    """A value with more dims than the place it goes to, the extra ones of size 1 (NumPy accepts those)."""
+    while value.ndim > ndim and value.shape[0] == 1:
+        value = value.reshape(value.shape[1:])
+    return value
+
+
 def _setitem(self, index, value):
     """x[index] = value: the new value of the whole tensor, written in place (the tensor is rebound). Where an
-    integer index repeats a position, the values written there add up (PyTorch leaves that case undefined)."""
+    integer index repeats a position, it gets the mean of the values written there: the value itself when they
+    agree (PyTorch leaves differing values undefined)."""
     if not isinstance(value, Tensor):
-        value = _xlite.full((), value, device=self.device)
+        number = _dtypes.float64 if isinstance(value, builtins.float) else None
+        value = _xlite.full((), value, dtype=number, device=self.device)
     found = _box(self.shape, index)
     if found is not None:
         # A box: the value padded out to the whole shape, chosen by a mask padded the same way (fused, no scatter).
         box, dropped = found
         region = [stop - start for start, stop in box]
         kept = [n for d, n in enumerate(region) if d not in dropped]
-        placed = _xlite.broadcast_to(value.to(self.dtype), kept)
+        placed = _xlite.broadcast_to(_without_leading_ones(value, len(kept)).to(self.dtype), kept)
         for d in dropped:
             placed = _xlite.unsqueeze(placed, d)
         widths = []
@@ -288,11 +299,14 @@ def _setitem(self, index, value):
         work = _dtypes.float32  # f16 and bf16 are computed in f32 anyway
     else:
         work = _dtypes.int64  # integers and bools, exactly
-    values = _xlite.broadcast_to(value.to(work), positions.shape).reshape(-1)
+    values = _xlite.broadcast_to(_without_leading_ones(value, positions.ndim).to(work), positions.shape).reshape(-1)
     zeros = _xlite.zeros(self.numel(), dtype=work, device=self.device)
     written = _xlite.scatter_add(zeros, 0, flat_positions, values)
-    hit = _xlite.scatter_add(zeros, 0, flat_positions, _xlite.ones_like(values)) != 0
-    merged = _xlite.where(hit, written, self.reshape(-1).to(work))
+    count = _xlite.scatter_add(zeros, 0, flat_positions, _xlite.ones_like(values))
+    mean = written / count  # exact where a position is written once
+    if not work.is_floating_point:
+        mean = _xlite.round(mean.to(_dtypes.float64)).to(work)
+    merged = _xlite.where(count > 1, mean, _xlite.where(count == 1, written, self.reshape(-1).to(work)))
     self.copy_(merged.reshape(self.shape).to(self.dtype))
 
 
