@@ -137,3 +137,22 @@ def test_debug_and_metrics():
     samples, total, recent = xl.metrics.metric_data("ExecuteTime")
     assert samples > 0 and total > 0
     assert any(name == "executable cache" for name, _ in xl.debug.runtime_state())
+
+
+def test_typed_stubs_describe_the_module_and_its_submodules():
+    import ast
+    import os
+    folder = os.path.join(os.path.dirname(xl.__file__), "_xlite")
+    parsed = {}
+    for name in ("__init__", "nn", "optim", "debug", "metrics", "kernels"):
+        with open(os.path.join(folder, name + ".pyi")) as f:
+            parsed[name] = ast.parse(f.read())
+
+    def names(tree):
+        return {node.name for node in ast.walk(tree) if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
+
+    assert {"Tensor", "matmul", "sync", "zeros", "softmax"} <= names(parsed["__init__"])
+    assert {"Linear", "LayerNorm", "cross_entropy"} <= names(parsed["nn"])
+    assert {"AdamW", "warmup_cosine_lr"} <= names(parsed["optim"])
+    assert {"flash_attention", "register"} <= names(parsed["kernels"])
+    assert os.path.exists(os.path.join(os.path.dirname(xl.__file__), "py.typed"))
