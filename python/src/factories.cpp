@@ -49,28 +49,30 @@ void bind_factories(nb::module_& m) {
                        requires_grad);
       },
       "size"_a, "fill_value"_a, nb::kw_only(), "dtype"_a = nb::none(), "device"_a = nb::none(),
-      "requires_grad"_a = false);
+      "requires_grad"_a = false,
+      "A tensor filled with fill_value; its dtype defaults to the value's kind (bool, int64, float32).");
   m.def(
       "zeros_like",
       [](const Tensor& x, nb::handle dtype) {
         return dtype.is_none() ? xlite::zeros_like(x) : xlite::zeros(x.shape(), to_dtype(dtype), x.device());
       },
-      "input"_a, nb::kw_only(), "dtype"_a = nb::none());
+      "input"_a, nb::kw_only(), "dtype"_a = nb::none(), "Zeros of input's shape, dtype (unless given) and device.");
   m.def(
       "ones_like",
       [](const Tensor& x, nb::handle dtype) {
         return dtype.is_none() ? xlite::ones_like(x) : xlite::ones(x.shape(), to_dtype(dtype), x.device());
       },
-      "input"_a, nb::kw_only(), "dtype"_a = nb::none());
+      "input"_a, nb::kw_only(), "dtype"_a = nb::none(), "Ones of input's shape, dtype (unless given) and device.");
   m.def(
       "full_like",
       [](const Tensor& x, Scalar value, nb::handle dtype) {
         return dtype.is_none() ? xlite::full_like(x, value)
                                : xlite::full(x.shape(), value, to_dtype(dtype), x.device());
       },
-      "input"_a, "fill_value"_a, nb::kw_only(), "dtype"_a = nb::none());
-  m.def("rand_like", &xlite::rand_like, "input"_a);
-  m.def("randn_like", &xlite::randn_like, "input"_a);
+      "input"_a, "fill_value"_a, nb::kw_only(), "dtype"_a = nb::none(),
+      "fill_value in input's shape, dtype (unless given) and device.");
+  m.def("rand_like", &xlite::rand_like, "input"_a, "Uniform values in [0, 1) of input's shape, dtype and device.");
+  m.def("randn_like", &xlite::randn_like, "input"_a, "Standard normal values of input's shape, dtype and device.");
   m.def(
       "arange",
       [](Scalar start, std::optional<Scalar> end, Scalar step, nb::handle dtype, nb::handle device,
@@ -87,7 +89,7 @@ void bind_factories(nb::module_& m) {
         return grad_if(xlite::eye(n, cols.value_or(-1), dtype_or(dtype, DType::f32), to_device(device)), requires_grad);
       },
       "n"_a, "m"_a = nb::none(), nb::kw_only(), "dtype"_a = nb::none(), "device"_a = nb::none(),
-      "requires_grad"_a = false);
+      "requires_grad"_a = false, "The identity matrix, n x m (m defaults to n).");
   m.def("manual_seed", &xlite::manual_seed, "seed"_a, "Seeds the random generator.");
 }
 

@@ -68,8 +68,8 @@ k::CpuImpl cpu_impl(nb::object fn) {
                      std::to_string(call.num_outputs()) + " outputs");
       for (size_t i = 0; i < call.num_outputs(); ++i) {
         const k::TensorType& t = call.output_type(i);
-        nb::object array = np.attr("ascontiguousarray")(
-            np.attr("asarray")(result[i], xlite_creation.attr("_numpy_dtype")(t.dtype)));
+        nb::object array =
+            np.attr("ascontiguousarray")(np.attr("asarray")(result[i], xlite_creation.attr("_numpy_dtype")(t.dtype)));
         nb::tuple shape = nb::borrow<nb::tuple>(array.attr("shape"));
         if (to_shape(shape) != t.shape)
           context.fail("output " + std::to_string(i) + " has shape " + shape_str(to_shape(shape)) +
@@ -112,7 +112,7 @@ void bind_kernels(nb::module_& m) {
       "from the inputs' (shape, dtype) pairs; cpu(inputs, attrs) gets the inputs as NumPy arrays and returns one "
       "array per output; backward(inputs, outputs, output_grads, attrs) returns one gradient tensor (or None) "
       "per input, built from xlite ops.");
-  kernels.def("is_registered", &k::is_registered, "name"_a);
+  kernels.def("is_registered", &k::is_registered, "name"_a, "Whether a kernel of this name is registered.");
   kernels.def(
       "call",
       [](const std::string& name, const std::vector<Tensor>& inputs, std::optional<k::Attrs> attrs) {
@@ -135,9 +135,8 @@ void bind_kernels(nb::module_& m) {
       "q"_a, "k"_a, "v"_a, "causal"_a = false, "sm_scale"_a = 1.0, "q_segment_ids"_a = nb::none(),
       "kv_segment_ids"_a = nb::none(),
       "softmax(q k^T * sm_scale + mask) v without materializing the scores; differentiable.");
-  kernels.def("paged_attention", &k::paged_attention, "q"_a, "k_pages"_a, "v_pages"_a, "lengths"_a,
-              "page_indices"_a, "pages_per_compute_block"_a = 8, "sm_scale"_a = 1.0,
-              "Decode attention over a paged KV cache.");
+  kernels.def("paged_attention", &k::paged_attention, "q"_a, "k_pages"_a, "v_pages"_a, "lengths"_a, "page_indices"_a,
+              "pages_per_compute_block"_a = 8, "sm_scale"_a = 1.0, "Decode attention over a paged KV cache.");
   kernels.def(
       "paged_kv_append_",
       [](Tensor& k_pages, Tensor& v_pages, const Tensor& kk, const Tensor& v, const Tensor& lengths,

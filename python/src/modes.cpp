@@ -170,8 +170,8 @@ void bind_modes(nb::module_& m) {
                          "A host switch a compiled step may read (a module's training mode): a call after it "
                          "changed traces again instead of replaying the old branch.")
       .def(nb::init<bool, std::string>(), "value"_a, "what"_a)
-      .def("get", &TracedFlag::get)
-      .def("set", &TracedFlag::set, "value"_a);
+      .def("get", &TracedFlag::get, "The value; inside a compiled step's trace, read as a guard.")
+      .def("set", &TracedFlag::set, "value"_a, "Changes the value: a compiled step that read it traces again.");
 
   nb::class_<StepCallInfo>(m, "StepCallInfo", "How the last call of a compiled function ran.")
       .def_ro("replayed", &StepCallInfo::replayed)
@@ -184,7 +184,8 @@ void bind_modes(nb::module_& m) {
                                "fn compiled: the first calls trace it; once two traces agree, calls with the same "
                                "signature replay the recorded program without running fn (see xlite.compile).")
       .def("__call__", &CompiledFunction::call)
-      .def("last_call", &CompiledFunction::last_call);
+      .def("last_call", &CompiledFunction::last_call,
+           "How the last call ran: replayed, or traced and why (XLITE_DEBUG=1 prints the reason too).");
   m.def(
       "_compile",
       [](nb::object fn, bool force_retrace, bool full_graph, int max_different_graphs) {

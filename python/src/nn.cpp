@@ -93,8 +93,9 @@ void bind_modules(nb::module_& nn_module) {
 
   nn_module.def("cross_entropy", &nn::cross_entropy, "input"_a, "target"_a, nb::kw_only(), "ignore_index"_a = -100,
                 "label_smoothing"_a = 0.0, "Mean cross entropy of logits [N, C] against int64 targets [N].");
-  nn_module.def("nll_loss", &nn::nll_loss, "input"_a, "target"_a, nb::kw_only(), "ignore_index"_a = -100);
-  nn_module.def("mse_loss", &nn::mse_loss, "input"_a, "target"_a);
+  nn_module.def("nll_loss", &nn::nll_loss, "input"_a, "target"_a, nb::kw_only(), "ignore_index"_a = -100,
+                "Mean negative log-likelihood of log-probabilities [N, C] against int64 targets [N].");
+  nn_module.def("mse_loss", &nn::mse_loss, "input"_a, "target"_a, "Mean squared error.");
 }
 
 // Adam and AdamW take PyTorch's arguments: betas as a pair.
@@ -106,14 +107,18 @@ void adam_init(A* self, std::vector<Tensor> params, double lr, std::pair<double,
 
 void bind_optimizers(nb::module_& optim) {
   nb::class_<optim::Optimizer>(optim, "Optimizer")
-      .def("step", [](optim::Optimizer& o) { o.step(); })
+      .def(
+          "step", [](optim::Optimizer& o) { o.step(); },
+          "One update of every parameter, in place and without recording gradients.")
       .def(
           "zero_grad", [](optim::Optimizer& o, bool) { o.zero_grad(); }, "set_to_none"_a = false,
           "Zeroes every gradient in place (xlite keeps gradient tensors, so set_to_none also zeroes).")
       .def_prop_rw("lr", &optim::Optimizer::lr, &optim::Optimizer::set_lr,
                    "The learning rate; setting it never recompiles a step.")
-      .def("state_dict", &optim::Optimizer::state_dict)
-      .def("load_state_dict", &optim::Optimizer::load_state_dict, "state_dict"_a);
+      .def("state_dict", &optim::Optimizer::state_dict,
+           "The learning rate and every state tensor by name, sharing storage with the optimizer.")
+      .def("load_state_dict", &optim::Optimizer::load_state_dict, "state_dict"_a,
+           "Copies a state_dict into this optimizer's states; a bad one raises before anything changes.");
   nb::class_<optim::SGD, optim::Optimizer>(optim, "SGD")
       .def(
           "__init__",

@@ -43,14 +43,18 @@ void bind_debug(nb::module_& debug) {
       .def_ro("step", &debug::MemoryStep::step)
       .def_ro("output_bytes", &debug::MemoryStep::output_bytes)
       .def_ro("live_bytes", &debug::MemoryStep::live_bytes);
-  debug.def("memory_timeline", &debug::memory_timeline, "tensors"_a, unlocked);
-  debug.def("runtime_state", &debug::runtime_state);
+  debug.def("memory_timeline", &debug::memory_timeline, "tensors"_a, unlocked,
+            "The steps of the program that would compute these tensors, with the memory each holds.");
+  debug.def("runtime_state", &debug::runtime_state,
+            "Every piece of process-wide state made so far, by name, with what it holds now.");
 }
 
 void bind_metrics(nb::module_& metrics) {
   metrics.def("counter_value", &metrics::counter_value, "name"_a, "0 for a counter never touched.");
-  metrics.def("counter_names", &metrics::counter_names);
-  metrics.def("metric_names", &metrics::metric_names);
+  metrics.def("counter_names", &metrics::counter_names,
+              "The counters that recorded something since the last clear_all().");
+  metrics.def("metric_names", &metrics::metric_names,
+              "The timed metrics that recorded something since the last clear_all().");
   metrics.def(
       "metric_data",
       [](std::string_view name) {
@@ -59,8 +63,9 @@ void bind_metrics(nb::module_& metrics) {
       },
       "name"_a, "(samples, total, recent samples) of a timed metric; times in nanoseconds.");
   metrics.def("metrics_report", &metrics::metrics_report, "Every metric and counter, in PyTorch/XLA's format.");
-  metrics.def("short_metrics_report", &metrics::short_metrics_report);
-  metrics.def("clear_all", &metrics::clear_all);
+  metrics.def("short_metrics_report", &metrics::short_metrics_report,
+              "The metrics that tell whether a program compiles or reads values back too often.");
+  metrics.def("clear_all", &metrics::clear_all, "Resets every counter and metric.");
 }
 
 }  // namespace
@@ -104,8 +109,12 @@ void bind_tools(nb::module_& m) {
   m.def(
       "get_memory_info", [](nb::handle device) { return get_memory_info(to_device(device)); }, "device"_a = nb::none(),
       "Bytes used, the limit, the peak and the cache of a device.");
-  m.def("reset_peak_memory", [](nb::handle device) { reset_peak_memory(to_device(device)); }, "device"_a = nb::none());
-  m.def("empty_cache", [](nb::handle device) { empty_cache(to_device(device)); }, "device"_a = nb::none());
+  m.def(
+      "reset_peak_memory", [](nb::handle device) { reset_peak_memory(to_device(device)); }, "device"_a = nb::none(),
+      "Sets a device's peak_bytes_used to what it uses now.");
+  m.def(
+      "empty_cache", [](nb::handle device) { empty_cache(to_device(device)); }, "device"_a = nb::none(),
+      "Returns a device's cached free blocks to the system.");
   m.def("clear_caches", &clear_caches, "Empties every cache: compiled programs, kernels and cached memory.");
 
   nb::module_ debug = m.def_submodule("debug", "Looking inside: graphs, syncs and memory plans.");
