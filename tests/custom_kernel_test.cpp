@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -501,4 +503,53 @@ TEST(CustomKernel, AnInPlaceUpdateWritesTheDonatedBufferAndAFailureLeavesItAlone
   const xl::Tensor copied = xl::tensor(std::vector<float>{7});
   EXPECT_EQ(Values(k::call("test.add_one_in_place", {copied}, {{"greedy", int64_t{0}}})[0]), std::vector<float>{8});
   EXPECT_EQ(Values(copied), std::vector<float>{7}) << "not updated in place, the input keeps its value";
+}
+
+// A kernel's implementation that reads a value runs a sync inside the program that runs it: an error that
+// names the mistake, and the runtime stays usable, instead of a deadlock on the sync mutex.
+TEST(CustomKernel, AnImplementationThatSyncsRaisesInsteadOfDeadlocking) {
+  k::register_kernel({.name = "test.syncs_inside",
+                      .shape = [](const std::vector<k::TensorType>& in, const k::Attrs&) { return in; },
+                      .cpu =
+                          [](const k::CpuCall& call, k::CpuContext&) {
+                            const float total = (xl::ones({2}) * 3.f).sum().item<float>();
+                            call.output<float>(0)[0] = total;
+                          }});
+  for (bool eager : {false, true}) {
+    xl::EagerModeGuard mode(eager);
+    const std::string message = ErrorMessage([] { k::call("test.syncs_inside", {xl::ones({1})})[0].item<float>(); });
+    EXPECT_NE(message.find("must not sync"), std::string::npos) << message;
+  }
+  EXPECT_EQ((xl::ones({2}) + 1.f).to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
+// A sync that must wait for another thread's program waits through the bindings' hook (Python gives up its
+// interpreter lock there, so that a kernel written in Python can finish). The kernel here runs until it sees
+// the other thread in the hook, so the wait is certain.
+std::atomic<int> g_hook_calls{0};
+std::atomic<bool> g_kernel_running{false};
+TEST(CustomKernel, ASyncThatWaitsForAnotherThreadsProgramCallsTheBlockingWaitHook) {
+  k::register_kernel({.name = "test.waits_for_hook",
+                      .shape = [](const std::vector<k::TensorType>& in, const k::Attrs&) { return in; },
+                      .cpu =
+                          [](const k::CpuCall& call, k::CpuContext&) {
+                            g_kernel_running = true;
+                            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                            while (g_hook_calls == 0 && std::chrono::steady_clock::now() < give_up)
+                              std::this_thread::yield();
+                            call.output<float>(0)[0] = call.input<float>(0)[0] + 1;
+                          }});
+  xl::set_blocking_wait_hook([](void (*wait)(void*), void* context) {
+    ++g_hook_calls;
+    wait(context);
+  });
+  float from_kernel = 0;
+  std::thread first([&] { from_kernel = k::call("test.waits_for_hook", {xl::ones({1})})[0].item<float>(); });
+  while (!g_kernel_running) std::this_thread::yield();
+  const float second = (xl::ones({2}) * 2.f).sum().item<float>();  // waits for the first thread's program
+  first.join();
+  xl::set_blocking_wait_hook(nullptr);
+  EXPECT_EQ(g_hook_calls.load(), 1);
+  EXPECT_EQ(from_kernel, 2.f);
+  EXPECT_EQ(second, 4.f);
 }

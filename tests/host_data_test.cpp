@@ -86,6 +86,10 @@ TEST(HostData, BadPointersAndShapesRaise) {
   EXPECT_NE(ErrorMessage([] { xlite::from_bytes(nullptr, {3}, DType::f32); }).find("null"), std::string::npos);
   EXPECT_NE(ErrorMessage([&] { xlite::from_bytes(bytes, {-1}, DType::f32); }).find("[from_bytes]"), std::string::npos);
   EXPECT_NE(ErrorMessage([] { xlite::host_data(Tensor()); }).find("undefined"), std::string::npos);
+  // A refused blob goes back to its owner at once.
+  int released = 0;
+  EXPECT_NE(ErrorMessage([&] { xlite::from_blob(bytes + 1, {2}, DType::f32, [&] { ++released; }); }), "no exception");
+  EXPECT_EQ(released, 1);
   // An empty tensor needs no memory.
   EXPECT_EQ(xlite::from_bytes(nullptr, {0, 3}, DType::f32).numel(), 0);
 }

@@ -22,7 +22,8 @@ HostData host_data(const Tensor& tensor);
 // A tensor over `bytes` of memory that another library owns, laid out densely in row-major order; release
 // runs once no tensor or program reads it any more. xlite never writes the memory: an in-place op rebinds
 // the tensor to a new buffer, as JAX does. The owner must not change it while xlite may read it. On a device
-// the host cannot address, the memory is copied (and released at once).
+// the host cannot address, the memory is copied (and released at once). release runs exactly once, also when
+// from_blob raises (a bad shape or pointer).
 Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void()> release,
                  Device device = xlite::device());
 

@@ -22,6 +22,13 @@ void sync();
 // The same for just these tensors; other pending work stays pending.
 void sync(const std::vector<Tensor>& tensors);
 
+// For language bindings with an interpreter lock (Python's GIL). A sync that must wait for another thread's
+// program calls hook(wait, context) instead of waiting itself; the hook runs wait(context), which returns once
+// this thread may run, after giving up the interpreter lock, so that a program that calls back into the
+// interpreter (a kernel written in Python) can finish. Without a hook (nullptr, the default) it just waits.
+using BlockingWaitHook = void (*)(void (*wait)(void* context), void* context);
+void set_blocking_wait_hook(BlockingWaitHook hook);
+
 // The calling thread's mode. In eager mode each op runs at once as a one-op program from the same cache.
 void eager_mode(bool enabled);
 bool is_eager_mode();

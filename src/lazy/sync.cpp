@@ -91,6 +91,38 @@ struct SyncState final : RuntimeState {
 };
 SyncState& sync_state() { return runtime_context::state<SyncState>("sync"); }
 
+std::atomic<BlockingWaitHook> blocking_wait_hook{nullptr};
+
+// The sync mutex, taken by one thread at a time. A thread that takes it again while it holds it (a custom
+// kernel's implementation, or a borrowed buffer's release, that reads a value while its program runs) gets an
+// error instead of a deadlock. A thread that must wait for another's program waits through the bindings' hook.
+class SyncLock {
+ public:
+  SyncLock() : lock_(sync_state().mutex, std::defer_lock) {
+    if (held_here_)
+      throw Error(
+          "[sync] a value was read or a graph synced while this thread runs a program (a custom kernel's "
+          "implementation must not sync)");
+    if (!lock_.try_lock()) {
+      BlockingWaitHook hook = blocking_wait_hook.load();
+      auto wait = [](void* lock) { static_cast<std::unique_lock<std::mutex>*>(lock)->lock(); };
+      if (hook)
+        hook(wait, &lock_);
+      else
+        wait(&lock_);
+    }
+    held_here_ = true;
+  }
+  ~SyncLock() { held_here_ = false; }
+  SyncLock(const SyncLock&) = delete;
+  SyncLock& operator=(const SyncLock&) = delete;
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+  static thread_local bool held_here_;
+};
+thread_local bool SyncLock::held_here_ = false;
+
 // A tensor updated in place may have its new value written into its old buffer when nothing else can
 // still read that buffer: every live pending tensor (of every thread) is in this graph, so no IR outside
 // it refers to the buffer, and the only holders of the buffer are the argument list and this graph's
@@ -285,7 +317,7 @@ namespace {
 
 void sync_tensors(std::span<TensorImpl* const> impls, SyncCause cause, SyncRecord* record) {
   SyncState& state = sync_state();
-  std::lock_guard lock(state.mutex);
+  SyncLock lock;
   if (cause != SyncCause::eager_op) sync_metrics().sync.increment();
   Scratch& s = state.scratch;
   s.pending.clear();
@@ -353,7 +385,7 @@ std::shared_ptr<runtime::Executable> plan(std::span<TensorImpl* const> impls, Pe
 }  // namespace
 
 debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls) {
-  std::lock_guard lock(sync_state().mutex);
+  SyncLock lock;
   PendingGraph walked;
   debug::MemoryStats stats = plan(impls, walked)->memory_stats();
   const std::vector<std::pair<Shape, DType>> types = walked.argument_types();
@@ -367,7 +399,7 @@ debug::MemoryStats planned_memory(std::span<TensorImpl* const> impls) {
 }
 
 std::shared_ptr<runtime::Executable> planned_program(std::span<TensorImpl* const> impls) {
-  std::lock_guard lock(sync_state().mutex);
+  SyncLock lock;
   PendingGraph walked;
   return plan(impls, walked);
 }
@@ -382,7 +414,7 @@ uint64_t hash_of_this_thread() {
 
 std::vector<BufferPtr> run_again(runtime::Executable& executable, uint64_t hash, std::span<const BufferPtr> arguments,
                                  std::span<const runtime::Donation> donations) {
-  std::lock_guard lock(sync_state().mutex);
+  SyncLock lock;
   const int64_t start = now_ns();
   std::vector<BufferPtr> results = executable.run(arguments, donations);
   const double run_ns = elapsed_ns(start);
@@ -424,12 +456,14 @@ void sync(const std::vector<Tensor>& tensors) {
 void eager_mode(bool enabled) { lazy::eager_flag = enabled; }
 bool is_eager_mode() { return lazy::eager(); }
 
+void set_blocking_wait_hook(BlockingWaitHook hook) { lazy::blocking_wait_hook = hook; }
+
 EagerModeGuard::EagerModeGuard(bool enabled) : previous_(is_eager_mode()) { eager_mode(enabled); }
 EagerModeGuard::~EagerModeGuard() { eager_mode(previous_); }
 
 namespace debug {
 SyncInfo last_sync() {
-  std::lock_guard lock(lazy::sync_state().mutex);
+  lazy::SyncLock lock;
   const lazy::LastSync& last = lazy::sync_state().last;
   return SyncInfo{last.replayed ? "replayed compile(fn) step" : lazy::cause_text(last.cause), last.hash, last.inputs,
                   last.outputs, last.cache_hit};

@@ -47,17 +47,26 @@ HostData host_data(const Tensor& tensor) {
 
 Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void()> release, Device device) {
   ops::OpScope scope("from_blob");
-  const size_t bytes = checked_bytes(shape, dtype);
-  device = ops::existing_device(device);
-  if (data == nullptr && bytes > 0) ops::fail("the data pointer is null for " + shape_str(shape));
-  if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(dtype_size(dtype)) != 0)
-    ops::fail("the data of " + std::string(dtype_name(dtype)) + " elements is not aligned to " +
-              std::to_string(dtype_size(dtype)) + " bytes");
-  if (BufferPtr borrowed = runtime::borrow_host_memory(data, bytes, device, release))
-    return holding(std::move(borrowed), shape, dtype, device);
-  Tensor copy = from_bytes(data, shape, dtype, device);
-  if (release) release();
-  return copy;
+  BufferPtr borrowed;
+  try {
+    const size_t bytes = checked_bytes(shape, dtype);
+    device = ops::existing_device(device);
+    if (data == nullptr && bytes > 0) ops::fail("the data pointer is null for " + shape_str(shape));
+    if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(dtype_size(dtype)) != 0)
+      ops::fail("the data of " + std::string(dtype_name(dtype)) + " elements is not aligned to " +
+                std::to_string(dtype_size(dtype)) + " bytes");
+    borrowed = runtime::borrow_host_memory(data, bytes, device, release);
+    if (!borrowed) {
+      Tensor copy = from_bytes(data, shape, dtype, device);
+      if (release) release();
+      return copy;
+    }
+  } catch (...) {
+    if (release) release();  // the memory was refused: the owner gets it back now
+    throw;
+  }
+  // From here the buffer owns the release: it runs when the buffer goes, also if this throws.
+  return holding(std::move(borrowed), shape, dtype, device);
 }
 
 Tensor from_bytes(const void* data, const Shape& shape, DType dtype, Device device) {
