@@ -32,6 +32,10 @@ Scalar to_scalar(nb::handle value, const char* op) {
 
 DType to_dtype(nb::handle value) {
   if (nb::isinstance<DType>(value)) return nb::cast<DType>(value);
+  // Python's own types, as PyTorch reads them: int is int64, float is float64.
+  if (value.is(reinterpret_cast<PyObject*>(&PyBool_Type))) return DType::bool_;
+  if (value.is(reinterpret_cast<PyObject*>(&PyLong_Type))) return DType::i64;
+  if (value.is(reinterpret_cast<PyObject*>(&PyFloat_Type))) return DType::f64;
   if (nb::isinstance<nb::str>(value)) {
     std::string name = nb::cast<std::string>(value);
     if (name.rfind("xlite.", 0) == 0) name = name.substr(6);

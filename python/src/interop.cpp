@@ -67,15 +67,23 @@ Tensor from_array(const AnyArray& array, nb::handle device, bool copy, std::opti
   auto* kept = new AnyArray(array);
   auto release = [kept] {
     if (!interpreter_alive()) return;  // at exit: Python frees the array itself
-    nb::gil_scoped_acquire locked;
-    delete kept;
+    if (PyGILState_Check()) {
+      delete kept;
+      return;
+    }
+    // The last reader let go on a thread without the GIL (a program finishing): the reference is dropped by
+    // the interpreter's next pending call rather than by waiting for the GIL here, inside the runtime.
+    if (Py_AddPendingCall(
+            [](void* p) -> int {
+              delete static_cast<AnyArray*>(p);
+              return 0;
+            },
+            kept) != 0) {
+      nb::gil_scoped_acquire locked;  // the queue is full: wait for the GIL after all
+      delete kept;
+    }
   };
-  try {
-    return from_blob(const_cast<void*>(array.data()), shape, dtype, release, on);
-  } catch (...) {
-    delete kept;
-    throw;
-  }
+  return from_blob(const_cast<void*>(array.data()), shape, dtype, release, on);  // release runs once, whatever happens
 }
 
 // The tensor's memory as an array of `Framework` (NumPy, or nanobind's own, which speaks DLPack). The array

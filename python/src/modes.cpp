@@ -18,8 +18,10 @@ using detail::StepValues;
 
 // The signature of a call: tensors by type, Python numbers and strings by value, containers by structure,
 // every other object (a module, an optimizer, a loss function) by identity: its tensors are reached by the
-// trace and guarded there.
-void add_inputs(nb::handle value, std::vector<StepInput>& inputs) {
+// trace and guarded there. Objects guarded by identity are added to `identified`, which the compiled function
+// keeps alive, so that no other object can later take the same address. A bound method is its function and
+// its object (a new method object is made at every attribute access).
+void add_inputs(nb::handle value, std::vector<StepInput>& inputs, std::vector<nb::object>& identified) {
   auto text = [&](std::string s) { inputs.push_back({StepInput::Kind::value, {}, std::move(s)}); };
   if (nb::isinstance<Tensor>(value)) {
     inputs.push_back({StepInput::Kind::tensor, nb::cast<Tensor>(value), {}});
@@ -30,13 +32,17 @@ void add_inputs(nb::handle value, std::vector<StepInput>& inputs) {
     text(std::string(nb::type_name(value.type()).c_str()) + " " + nb::repr(value).c_str());
   } else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
     text(std::string(nb::type_name(value.type()).c_str()) + " of " + std::to_string(nb::len(value)));
-    for (nb::handle item : value) add_inputs(item, inputs);
+    for (nb::handle item : value) add_inputs(item, inputs, identified);
   } else if (nb::isinstance<nb::dict>(value)) {
     nb::dict d = nb::borrow<nb::dict>(value);
     std::string keys = "dict of";
     for (auto [k, v] : d) keys += std::string(" ") + nb::repr(k).c_str();
     text(keys);
-    for (auto [k, v] : d) add_inputs(v, inputs);
+    for (auto [k, v] : d) add_inputs(v, inputs, identified);
+  } else if (PyMethod_Check(value.ptr())) {
+    text("bound method");
+    add_inputs(value.attr("__func__"), inputs, identified);
+    add_inputs(value.attr("__self__"), inputs, identified);
   } else if (nb::hasattr(value, "__array__") || nb::hasattr(value, "__dlpack__")) {
     // An array whose contents fn turns into graph inputs: it may change in place under the same identity, and
     // a replay would feed what the trace saw. Such a call traces every time (pass an xlite tensor instead).
@@ -45,6 +51,7 @@ void add_inputs(nb::handle value, std::vector<StepInput>& inputs) {
     char id[32];
     std::snprintf(id, sizeof id, "%p", static_cast<void*>(value.ptr()));
     text(std::string(nb::type_name(value.type()).c_str()) + " object " + id);
+    identified.push_back(nb::borrow(value));
   }
 }
 
@@ -60,8 +67,11 @@ class CompiledFunction {
       one_call_at_a_time.emplace(*runner_);
     }
     std::vector<StepInput> inputs;
-    add_inputs(args, inputs);
-    if (kwargs.size() > 0) add_inputs(kwargs, inputs);
+    std::vector<nb::object> identified;
+    add_inputs(args, inputs, identified);
+    if (kwargs.size() > 0) add_inputs(kwargs, inputs, identified);
+    for (nb::object& object : identified)
+      kept_alive_[nb::steal(PyLong_FromVoidPtr(object.ptr()))] = object;  // by id: objects need not be hashable
     StepValues replayed;
     bool ran;
     {
@@ -89,51 +99,59 @@ class CompiledFunction {
   StepCallInfo last_call() const { return runner_->last_call(); }
 
  private:
-  // fn's result as its tensors and a structure to rebuild it from them: "T" for a tensor, None, or
-  // (type name, keys, children) for lists, tuples and dicts. Invalid when the result holds anything else
-  // (a Python number): such a step cannot be replayed, as in C++.
+  // fn's result as its tensors and a structure to rebuild it from them: "T" for a tensor, None, or (type, keys,
+  // children) for lists, tuples, namedtuples, dicts and OrderedDicts. Invalid when the result holds anything
+  // else (a Python number, another container type): such a step cannot be replayed, as in C++.
   static nb::object flatten(nb::handle value, StepValues& flat) {
     if (nb::isinstance<Tensor>(value)) {
       flat.tensors.push_back(nb::cast<Tensor>(value));
       return nb::str("T");
     }
     if (value.is_none()) return nb::none();
-    const bool is_dict = nb::isinstance<nb::dict>(value);
-    if (!is_dict && !nb::isinstance<nb::list>(value) && !nb::isinstance<nb::tuple>(value)) return nb::object();
+    nb::handle type = value.type();
+    const bool is_list = type.is(reinterpret_cast<PyObject*>(&PyList_Type));
+    const bool is_tuple =
+        type.is(reinterpret_cast<PyObject*>(&PyTuple_Type)) ||
+        (nb::isinstance<nb::tuple>(value) && nb::hasattr(type, "_make") && nb::hasattr(type, "_fields"));
+    const bool is_dict = type.is(reinterpret_cast<PyObject*>(&PyDict_Type)) ||
+                         type.is(nb::module_::import_("collections").attr("OrderedDict"));
+    if (!is_list && !is_tuple && !is_dict) return nb::object();
     nb::list keys, children;
+    auto add = [&](nb::handle item) {
+      nb::object child = flatten(item, flat);
+      if (!child.is_valid()) return false;
+      children.append(child);
+      return true;
+    };
     if (is_dict) {
       for (auto [k, v] : nb::borrow<nb::dict>(value)) {
         keys.append(k);
-        nb::object child = flatten(v, flat);
-        if (!child.is_valid()) return child;
-        children.append(child);
+        if (!add(v)) return nb::object();
       }
     } else {
-      for (nb::handle item : value) {
-        nb::object child = flatten(item, flat);
-        if (!child.is_valid()) return child;
-        children.append(child);
-      }
+      for (nb::handle item : value)
+        if (!add(item)) return nb::object();
     }
-    return nb::make_tuple(nb::type_name(value.type()), nb::tuple(keys), nb::tuple(children));
+    return nb::make_tuple(nb::borrow(type), nb::tuple(keys), nb::tuple(children));
   }
 
   static nb::object rebuild(nb::handle structure, const StepValues& values, size_t& tensor) {
     if (structure.is_none()) return nb::none();
     if (nb::isinstance<nb::str>(structure)) return nb::cast(values.tensors.at(tensor++));
     nb::tuple parts = nb::borrow<nb::tuple>(structure);
-    const std::string kind = nb::cast<std::string>(parts[0]);
+    nb::handle type = parts[0];
     nb::tuple keys = nb::borrow<nb::tuple>(parts[1]);
     nb::tuple children = nb::borrow<nb::tuple>(parts[2]);
-    if (kind == "dict") {
-      nb::dict d;
-      for (size_t i = 0; i < children.size(); ++i) d[keys[i]] = rebuild(children[i], values, tensor);
-      return d;
-    }
     nb::list items;
     for (nb::handle child : children) items.append(rebuild(child, values, tensor));
-    if (kind == "tuple") return nb::tuple(items);
-    return items;
+    if (keys.size() > 0 || nb::hasattr(type, "fromkeys")) {  // a dict or an OrderedDict
+      nb::object d = type();
+      for (size_t i = 0; i < keys.size(); ++i) d[keys[i]] = items[i];
+      return d;
+    }
+    if (type.is(reinterpret_cast<PyObject*>(&PyList_Type))) return items;
+    if (type.is(reinterpret_cast<PyObject*>(&PyTuple_Type))) return nb::tuple(items);
+    return type.attr("_make")(items);  // a namedtuple
   }
 
   size_t structure_index(const nb::object& structure) {
@@ -146,6 +164,7 @@ class CompiledFunction {
   nb::object fn_;
   std::unique_ptr<detail::StepRunner> runner_;
   std::vector<nb::object> structures_;  // of fn's results; a recorded program keeps its index
+  nb::dict kept_alive_;                 // id -> every object a signature named by identity (see add_inputs)
 };
 
 }  // namespace

@@ -52,6 +52,16 @@ NB_MODULE(_xlite, m) {
   m.doc() = "xlite: lazy tensors compiled into fused native code.";
   // Tensors and modules that module globals hold until the interpreter exits are normal Python, not leaks.
   nb::set_leak_warnings(false);
+  // A thread that waits for another thread's program gives up the GIL meanwhile: that program may run a kernel
+  // written in Python, or release memory borrowed from NumPy.
+  set_blocking_wait_hook([](void (*wait)(void*), void* context) {
+    if (PyGILState_Check()) {
+      nb::gil_scoped_release unlocked;
+      wait(context);
+    } else {
+      wait(context);
+    }
+  });
   bind_types(m);
   bind_tensor(m);
   bind_ops(m);

@@ -14,7 +14,10 @@ namespace xlite::python {
 namespace {
 using namespace nb::literals;
 
-// A C++ module field that holds a tensor, read and assigned from Python (model.fc.weight = ...).
+// A C++ module's parameter, read and assigned from Python (model.fc.weight = ...). The module, its
+// parameters() and every optimizer hold the same tensor, so an assignment copies the new values into it (under
+// no_grad; the shapes must match) rather than putting another tensor in one of those places only. Tying one
+// C++ module's weight to another tensor is not possible this way: write that model as a Python module.
 template <class M>
 void tensor_field(nb::class_<M, nn::UnaryModule>& c, const char* name, Tensor M::* field) {
   c.def_prop_rw(
@@ -23,7 +26,15 @@ void tensor_field(nb::class_<M, nn::UnaryModule>& c, const char* name, Tensor M:
         if (!(m.*field).defined()) return std::nullopt;
         return m.*field;
       },
-      [field](M& m, const Tensor& t) { m.*field = t; });
+      [field, name](M& m, const Tensor& t) {
+        Tensor& held = m.*field;
+        if (!held.defined()) throw Error(std::string("[") + name + "] this module has no " + name);
+        if (t.shape() != held.shape())
+          throw Error(std::string("[") + name + "] a value of shape " + shape_str(t.shape()) +
+                      " cannot replace one of shape " + shape_str(held.shape()));
+        NoGradGuard no_grad;
+        held.copy_(t);
+      });
 }
 
 void bind_modules(nb::module_& nn_module) {

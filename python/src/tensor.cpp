@@ -90,6 +90,43 @@ Tensor to(const Tensor& x, nb::handle first, nb::handle second, nb::handle dtype
   return out;
 }
 
+// &, |, ^ and ~ are logical on bool tensors, as in PyTorch. On integers PyTorch makes them bitwise, which
+// xlite has no op for yet: refused rather than given another meaning.
+void require_bools(const char* op, const Tensor& a) {
+  if (a.dtype() != DType::bool_)
+    throw Error(std::string("[") + op + "] is logical on bool tensors only; bitwise ops on " +
+                std::string(dtype_name(a.dtype())) +
+                " are not supported yet (use logical_and/or/xor/not for truth values)");
+}
+
+template <Tensor (*Fn)(const Tensor&, const Tensor&)>
+struct LogicalOperator {
+  const char* op;
+  Tensor operator()(const Tensor& a, const Tensor& b) const {
+    require_bools(op, a);
+    require_bools(op, b);
+    return Fn(a, b);
+  }
+  Tensor operator()(const Tensor& a, Scalar b) const {
+    require_bools(op, a);
+    if (b.kind() != Scalar::Kind::boolean) throw Error(std::string("[") + op + "] takes bools, not numbers");
+    return Fn(a, xlite::full({}, b, DType::bool_, a.device()));
+  }
+  Tensor operator()(Scalar a, const Tensor& b) const { return (*this)(b, a); }
+};
+template <Tensor (*Fn)(const Tensor&, const Tensor&)>
+LogicalOperator<Fn> logical(const char* op) {
+  return {op};
+}
+
+// The operand as a tensor when it is a NumPy array (or another object with __array__ that is not a tensor).
+template <class Op>
+nb::object with_array(nb::handle other, Op op) {
+  if (nb::isinstance<Tensor>(other) || !nb::hasattr(other, "__array__")) return nb::borrow(Py_NotImplemented);
+  Tensor t = nb::cast<Tensor>(nb::module_::import_("xlite._creation").attr("tensor")(other));
+  return nb::cast(op(t));
+}
+
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
@@ -182,30 +219,50 @@ void bind_tensor(nb::module_& m) {
       // Python's operators. Comparisons give bool tensors, as in PyTorch and NumPy.
       .def("__neg__", [](const Tensor& a) { return -a; })
       .def("__abs__", [](const Tensor& a) { return xlite::abs(a); })
-      .def("__invert__", [](const Tensor& a) { return xlite::logical_not(a); })
+      .def("__invert__",
+           [](const Tensor& a) {
+             require_bools("invert", a);
+             return xlite::logical_not(a);
+           })
       .def("__matmul__", [](const Tensor& a, const Tensor& b) { return xlite::matmul(a, b); })
       .def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return xlite::matmul(b, a); });
 
-#define XLITE_BIND_BINARY(py, fn)                                                                  \
-  t.def(                                                                                           \
-       "__" py "__", [](const Tensor& a, const Tensor& b) { return fn(a, b); }, nb::is_operator()) \
-      .def(                                                                                        \
-          "__" py "__", [](const Tensor& a, Scalar b) { return fn(a, b); }, nb::is_operator())     \
-      .def("__r" py "__", [](const Tensor& a, Scalar b) { return fn(b, a); }, nb::is_operator())
+// Last, after the Tensor and number overloads: a NumPy array on either side becomes a tensor (a copy), as it
+// does in PyTorch; anything else is NotImplemented, so that Python tries the other operand.
+#define XLITE_BIND_BINARY(py, fn)                                                                                 \
+  t.def(                                                                                                          \
+       "__" py "__", [](const Tensor& a, const Tensor& b) { return fn(a, b); }, nb::is_operator())                \
+      .def(                                                                                                       \
+          "__" py "__", [](const Tensor& a, Scalar b) { return fn(a, b); }, nb::is_operator())                    \
+      .def(                                                                                                       \
+          "__r" py "__", [](const Tensor& a, Scalar b) { return fn(b, a); }, nb::is_operator())                   \
+      .def(                                                                                                       \
+          "__" py "__",                                                                                           \
+          [](const Tensor& a, nb::handle b) { return with_array(b, [&](const Tensor& t) { return fn(a, t); }); }, \
+          nb::is_operator())                                                                                      \
+      .def(                                                                                                       \
+          "__r" py "__",                                                                                          \
+          [](const Tensor& a, nb::handle b) { return with_array(b, [&](const Tensor& t) { return fn(t, a); }); }, \
+          nb::is_operator())
   XLITE_BIND_BINARY("add", xlite::add);
   XLITE_BIND_BINARY("sub", xlite::sub);
   XLITE_BIND_BINARY("mul", xlite::mul);
   XLITE_BIND_BINARY("truediv", xlite::div);
   XLITE_BIND_BINARY("pow", xlite::pow);
   XLITE_BIND_BINARY("mod", xlite::remainder);
-  XLITE_BIND_BINARY("and", xlite::logical_and);
-  XLITE_BIND_BINARY("or", xlite::logical_or);
-  XLITE_BIND_BINARY("xor", xlite::logical_xor);
+  XLITE_BIND_BINARY("and", logical<xlite::logical_and>("and"));
+  XLITE_BIND_BINARY("or", logical<xlite::logical_or>("or"));
+  XLITE_BIND_BINARY("xor", logical<xlite::logical_xor>("xor"));
 #undef XLITE_BIND_BINARY
-#define XLITE_BIND_COMPARE(py, fn)                                                                 \
-  t.def(                                                                                           \
-       "__" py "__", [](const Tensor& a, const Tensor& b) { return fn(a, b); }, nb::is_operator()) \
-      .def("__" py "__", [](const Tensor& a, Scalar b) { return fn(a, b); }, nb::is_operator())
+#define XLITE_BIND_COMPARE(py, fn)                                                                                \
+  t.def(                                                                                                          \
+       "__" py "__", [](const Tensor& a, const Tensor& b) { return fn(a, b); }, nb::is_operator())                \
+      .def(                                                                                                       \
+          "__" py "__", [](const Tensor& a, Scalar b) { return fn(a, b); }, nb::is_operator())                    \
+      .def(                                                                                                       \
+          "__" py "__",                                                                                           \
+          [](const Tensor& a, nb::handle b) { return with_array(b, [&](const Tensor& t) { return fn(a, t); }); }, \
+          nb::is_operator())
   XLITE_BIND_COMPARE("eq", xlite::eq);
   XLITE_BIND_COMPARE("ne", xlite::ne);
   XLITE_BIND_COMPARE("lt", xlite::lt);
@@ -213,6 +270,9 @@ void bind_tensor(nb::module_& m) {
   XLITE_BIND_COMPARE("gt", xlite::gt);
   XLITE_BIND_COMPARE("ge", xlite::ge);
 #undef XLITE_BIND_COMPARE
+  // NumPy must not take `ndarray + tensor` over (it would read the tensor and return an array): it defers to
+  // the tensor's reflected operators.
+  t.attr("__array_ufunc__") = nb::none();
 }
 
 }  // namespace xlite::python

@@ -155,3 +155,38 @@ def test_a_numpy_argument_is_never_replayed():
     assert not f.last_call().replayed and "cannot guard" in f.last_call().trace_reason
     a[:] = 5
     assert f(a).tolist() == [10.0, 10.0, 10.0]
+
+
+def test_objects_guarded_by_identity_stay_distinct():
+    # A temporary argument dies after its call; the next one must not replay its program by taking its address.
+    step = xl.compile(lambda t, f: f(t))
+    t = xl.ones(2)
+    assert [step(t, lambda u: u + k).tolist() for k in (1, 100, 1000)] == [[2.0] * 2, [101.0] * 2, [1001.0] * 2]
+
+
+def test_a_bound_method_is_guarded_by_its_object():
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        def forward(self, t):
+            return t * self.k
+
+    run = xl.compile(lambda f, t: f(t))
+    a, b, t = Scale(2.0), Scale(10.0), xl.ones(2)
+    for _ in range(3):
+        run(a.forward, t)  # a new method object each call, the same function and object
+    assert run.last_call().replayed
+    assert run(b.forward, t).tolist() == [10.0, 10.0]
+    assert not run.last_call().replayed
+
+
+def test_namedtuple_and_ordereddict_results_replay_as_themselves():
+    import collections
+    Out = collections.namedtuple("Out", "a b")
+    g = xl.compile(lambda t: Out(t + 1, collections.OrderedDict(s=t * 2)))
+    for _ in range(3):
+        r = g(xl.ones(2))
+    assert g.last_call().replayed
+    assert isinstance(r, Out) and isinstance(r.b, collections.OrderedDict)
+    assert r.a.tolist() == [2.0, 2.0] and r.b["s"].tolist() == [2.0, 2.0]

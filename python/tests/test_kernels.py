@@ -92,3 +92,47 @@ def test_gmm_multiplies_each_group_by_its_matrix():
     got = np.asarray(xl.kernels.gmm(lhs, rhs, sizes))
     a, b = np.asarray(lhs), np.asarray(rhs)
     np.testing.assert_allclose(got, np.concatenate([a[:2] @ b[0], a[2:] @ b[1]]), rtol=1e-5, atol=1e-6)
+
+
+# Each scenario runs in a subprocess with a time limit: a deadlock fails the test instead of hanging the suite.
+_THREADED = r"""
+import threading, numpy as np, xlite as xl
+stop = threading.Event()
+def eager_loop():
+    with xl.eager_mode(True):
+        while not stop.is_set():
+            xl.ones(4) + 1
+worker = threading.Thread(target=eager_loop)
+worker.start()
+try:
+    for _ in range(30):
+        %s
+finally:
+    stop.set()
+    worker.join()
+print("done")
+"""
+
+
+@pytest.mark.parametrize("body", [
+    # A kernel written in Python runs while another thread's eager ops wait for the sync.
+    'y = xl.kernels.call("py.scaled_softplus", [xl.ones(3)], {"scale": 1.0})[0]; y.tolist()',
+    # Memory borrowed from NumPy is released by a program while another thread waits.
+    't = xl.from_numpy(np.ones(8, np.float32)); y = t * 2; del t; y.tolist()',
+])
+def test_no_deadlock_between_python_threads(body):
+    import subprocess
+    import sys
+    script = "import xlite as xl\nimport numpy as np\n" \
+        "xl.kernels.register('py.scaled_softplus', lambda i, a: [i[0]], lambda i, a: np.log1p(np.exp(i[0])))\n" \
+        + _THREADED % body
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "done" in out.stdout, out.stderr
+
+
+def test_a_python_kernel_that_syncs_raises():
+    if not xl.kernels.is_registered("py.syncs"):
+        xl.kernels.register("py.syncs", lambda i, a: [i[0]], lambda i, a: i[0] + xl.ones(1).sum().item())
+    with pytest.raises(xl.Error, match="must not sync"):
+        xl.kernels.call("py.syncs", [xl.ones(2)])[0].tolist()
+    assert (xl.ones(2) * 2).tolist() == [2.0, 2.0]

@@ -121,3 +121,30 @@ def test_assigning_a_plain_tensor_to_a_parameter_raises():
         block.scale = block.scale * 2
     block.scale = xl.nn.Parameter(xl.zeros(6))
     assert dict(block.named_parameters())["scale"].tolist() == [0.0] * 6
+
+
+def test_tied_parameters_count_once():
+    class Tied(xl.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = xl.nn.Parameter(xl.zeros(2))
+            self.b = self.a
+
+    m = Tied()
+    assert len(m.parameters()) == 1 and m.num_parameters() == 2
+    (m.a * 1).sum().backward()
+    xl.optim.SGD(m.parameters(), lr=1.0).step()
+    assert m.a.tolist() == [-1.0, -1.0]  # one update, not two
+    assert set(m.state_dict()) == {"a", "b"}
+
+
+def test_assigning_a_cpp_modules_weight_updates_what_everything_holds():
+    fc = xl.nn.Linear(2, 2, bias=False)
+    opt = xl.optim.SGD(fc.parameters(), lr=0.0)
+    fc.weight = xl.ones(2, 2)
+    assert fc.parameters()[0].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert fc.state_dict()["weight"].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert fc(xl.ones(1, 2)).tolist() == [[2.0, 2.0]]
+    opt.step()
+    with pytest.raises(xl.Error, match="shape"):
+        fc.weight = xl.ones(3, 3)

@@ -156,3 +156,35 @@ def test_typed_stubs_describe_the_module_and_its_submodules():
     assert {"AdamW", "warmup_cosine_lr"} <= names(parsed["optim"])
     assert {"flash_attention", "register"} <= names(parsed["kernels"])
     assert os.path.exists(os.path.join(os.path.dirname(xl.__file__), "py.typed"))
+
+
+def test_numpy_operands_on_either_side_give_tensors():
+    x = xl.ones(3)
+    for result in (np.float64(0.5) * x, np.ones(3) + x, x - np.ones(3), np.ones(3) == x):
+        assert isinstance(result, xl.Tensor)
+    assert (np.arange(3.0) * x).tolist() == [0.0, 1.0, 2.0]
+    assert (x + np.ones(3)).dtype == xl.float64  # the array keeps its dtype, then promotion, as in PyTorch
+
+
+def test_python_types_as_dtypes_follow_pytorch():
+    assert xl.zeros(2, dtype=int).dtype == xl.int64
+    assert xl.zeros(2, dtype=float).dtype == xl.float64
+    assert xl.zeros(2, dtype=bool).dtype == xl.bool
+
+
+def test_bitwise_operators_are_logical_on_bools_and_refused_on_integers():
+    b = xl.tensor([True, False])
+    assert (b & True).tolist() == [True, False] and (~b).tolist() == [False, True]
+    assert (b ^ xl.tensor([True, True])).tolist() == [False, True]
+    with pytest.raises(xl.Error, match="bitwise"):
+        xl.tensor([6, 5]) & 3
+    with pytest.raises(xl.Error, match="bitwise"):
+        ~xl.tensor([1, 2])
+
+
+def test_masked_fill_keeps_the_dtype():
+    x = xl.tensor([5, 6, 7])
+    out = x.masked_fill(xl.tensor([True, False, True]), 1.7)
+    assert out.dtype == xl.int64 and out.tolist() == [1, 6, 1]
+    y = xl.zeros(2, dtype=xl.float64).masked_fill(xl.tensor([True, False]), 0.1)
+    assert y.tolist() == [0.1, 0.0]

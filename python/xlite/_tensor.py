@@ -47,7 +47,15 @@ Tensor.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
 Tensor.mT = property(lambda self: _xlite.transpose(self, -2, -1))
 Tensor.contiguous = lambda self: self  # values have no layout to make contiguous
 Tensor.is_contiguous = lambda self: True
-Tensor.masked_fill = lambda self, mask, value: _xlite.where(mask, value, self)
+def _masked_fill(self, mask, value):
+    """value where mask is True, in this tensor's dtype (a float into an integer tensor truncates, as in PyTorch)."""
+    if not isinstance(value, Tensor):
+        value = _xlite.full((), value, dtype=_dtypes.float64 if isinstance(value, builtins.float) else None,
+                            device=self.device)
+    return _xlite.where(mask, value.to(self.dtype), self)
+
+
+Tensor.masked_fill = _masked_fill
 Tensor.is_floating_point = lambda self: self.dtype.is_floating_point
 Tensor.element_size = lambda self: self.dtype.itemsize
 Tensor.nelement = Tensor.numel

@@ -101,14 +101,15 @@ class Module(metaclass=abc.ABCMeta):
         return found
 
     def named_parameters(self):
-        """(dotted name, tensor) of every parameter, own first, then each child's in registration order."""
-        return self._named("parameters")
+        """(dotted name, tensor) of every parameter, own first, then each child's in registration order; a
+        parameter shared by several modules (tied weights) once, under its first name."""
+        return _first_of_each(self._named("parameters"))
 
     def parameters(self):
         return [t for _, t in self.named_parameters()]
 
     def named_buffers(self):
-        return self._named("buffers")
+        return _first_of_each(self._named("buffers"))
 
     def buffers(self):
         return [t for _, t in self.named_buffers()]
@@ -118,7 +119,7 @@ class Module(metaclass=abc.ABCMeta):
 
     def state_dict(self):
         """Parameters and buffers by dotted name; the tensors share storage with the module."""
-        return collections.OrderedDict(self.named_parameters() + self.named_buffers())
+        return collections.OrderedDict(self._named("parameters") + self._named("buffers"))
 
     def load_state_dict(self, state_dict, strict=True):
         """Copies values in place (shapes must match); with strict, missing or unexpected names raise."""
@@ -169,6 +170,15 @@ class Module(metaclass=abc.ABCMeta):
         for name, child in self._modules.items():
             lines.append(f"  ({name}): " + repr(child).replace("\n", "\n  "))
         return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
+
+
+def _first_of_each(named):
+    seen, unique = set(), []
+    for name, tensor in named:
+        if hash(tensor) not in seen:  # a tensor's hash is its identity
+            seen.add(hash(tensor))
+            unique.append((name, tensor))
+    return unique
 
 
 def _xlite_no_grad():
