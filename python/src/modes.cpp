@@ -203,6 +203,15 @@ void bind_modes(nb::module_& m) {
                                "fn compiled: the first calls trace it; once two traces agree, calls with the same "
                                "signature replay the recorded program without running fn (see xlite.compile).")
       .def("__call__", &CompiledFunction::call)
+      // A compiled function defined in a class body is a method: reached through an object, it takes the object
+      // as its first argument (guarded by identity, like any other object).
+      .def(
+          "__get__",
+          [](nb::handle self, nb::handle object, nb::handle) -> nb::object {
+            if (object.is_none()) return nb::borrow(self);
+            return nb::module_::import_("functools").attr("partial")(self, object);
+          },
+          "object"_a.none(), "owner"_a.none() = nb::none())
       .def("last_call", &CompiledFunction::last_call,
            "How the last call ran: replayed, or traced and why (XLITE_DEBUG=1 prints the reason too).");
   m.def(

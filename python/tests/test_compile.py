@@ -190,3 +190,19 @@ def test_namedtuple_and_ordereddict_results_replay_as_themselves():
     assert g.last_call().replayed
     assert isinstance(r, Out) and isinstance(r.b, collections.OrderedDict)
     assert r.a.tolist() == [2.0, 2.0] and r.b["s"].tolist() == [2.0, 2.0]
+
+
+def test_a_compiled_method_takes_its_object():
+    class Model(xl.nn.Module):
+        def __init__(self, k):
+            super().__init__()
+            self.w = xl.nn.Parameter(xl.full((2,), k))
+
+        @xl.compile
+        def score(self, x):
+            return (self.w * x).sum()
+
+    a, b, x = Model(1.0), Model(5.0), xl.full((2,), 3.0)
+    assert [a.score(x).item() for _ in range(3)] == [6.0, 6.0, 6.0]
+    assert Model.score.last_call().replayed
+    assert b.score(x).item() == 30.0

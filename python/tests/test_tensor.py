@@ -153,7 +153,8 @@ def test_typed_stubs_describe_the_module_and_its_submodules():
 
     assert {"Tensor", "matmul", "sync", "zeros", "softmax"} <= names(parsed["__init__"])
     assert {"Linear", "LayerNorm", "cross_entropy"} <= names(parsed["nn"])
-    assert {"AdamW", "warmup_cosine_lr"} <= names(parsed["optim"])
+    assert {"AdamW", "warmup_cosine_lr", "clip_grad_norm_"} <= names(parsed["optim"])
+    assert {"add_", "zero_", "requires_grad_", "copy_"} <= names(parsed["__init__"])
     assert {"flash_attention", "register"} <= names(parsed["kernels"])
     assert os.path.exists(os.path.join(os.path.dirname(xl.__file__), "py.typed"))
 
