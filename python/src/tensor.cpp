@@ -270,9 +270,10 @@ void bind_tensor(nb::module_& m) {
   XLITE_BIND_COMPARE("gt", xlite::gt);
   XLITE_BIND_COMPARE("ge", xlite::ge);
 #undef XLITE_BIND_COMPARE
-  // NumPy must not take `ndarray + tensor` over (it would read the tensor and return an array): it defers to
-  // the tensor's reflected operators.
-  t.attr("__array_ufunc__") = nb::none();
+  // NumPy must not take `ndarray + tensor` over (it would read the tensor and return an array): with a higher
+  // priority than arrays it defers to the tensor's reflected operators, as it does for PyTorch's tensors.
+  // NumPy's own functions (np.add(t, 1)) still take tensors, through __array__.
+  t.attr("__array_priority__") = 1000;
 }
 
 }  // namespace xlite::python
