@@ -213,6 +213,35 @@ TEST(OpsIndex, ScatterAddOutOfRangeValueThrowsWhenComputed) {
       xlite::Error);
 }
 
+// The shapes gradients of index_select and embedding take (an index as wide as x), which the CPU backend
+// scatters in native code: rows added in order, repeats summed, over dim 0 and the last dim, i32 and i64 indices.
+TEST(OpsIndex, ScatterAddOfWholeRowsMatchesTheHost) {
+  const int64_t rows = 6, cols = 5, picks = 40;
+  std::vector<float> x(rows * cols), src(picks * cols);
+  std::vector<int64_t> idx(picks * cols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i);
+  for (int64_t p = 0; p < picks; ++p)
+    for (int64_t c = 0; c < cols; ++c) {
+      idx[p * cols + c] = (p * 7 + c) % rows;
+      src[p * cols + c] = 1.0f + static_cast<float>(p) * 0.5f - static_cast<float>(c);
+    }
+  std::vector<float> want = x;
+  for (int64_t p = 0; p < picks; ++p)
+    for (int64_t c = 0; c < cols; ++c) want[idx[p * cols + c] * cols + c] += src[p * cols + c];
+  std::vector<int32_t> idx32(idx.begin(), idx.end());
+  for (Tensor index : {I64(idx, {picks, cols}), I32(idx32, {picks, cols})})
+    EXPECT_EQ(xlite::scatter_add(F32(x, {rows, cols}), 0, index, F32(src, {picks, cols})).to_vector<float>(), want);
+  // Along the last dim: the transposed problem gives the transposed answer.
+  Tensor by_col =
+      xlite::scatter_add(F32(x, {rows, cols}).t(), 1, I64(idx, {picks, cols}).t(), F32(src, {picks, cols}).t());
+  EXPECT_EQ(by_col.t().to_vector<float>(), want);
+  EXPECT_NE(ErrorMessage([&] {
+              xlite::scatter_add(xlite::zeros({4, 2}), 0, I64({0, 1, 7, 2}, {2, 2}), F32({1, 1, 1, 1}, {2, 2}))
+                  .to_vector<float>();
+            }).find("index 7 is out of range for dim 0 of size 4"),
+            std::string::npos);
+}
+
 TEST(OpsIndex, ScatterAddInvalidArgumentsThrow) {
   Tensor x = xlite::zeros({3});
   EXPECT_THROW({ xlite::scatter_add(x, 0, F32({0}), F32({1})).to_vector<float>(); }, xlite::Error);

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/library.h"
+#include "backends/cpu/scatter.h"
 #include "backends/reference/backend.h"
 #include "compiler/pipeline.h"
 #include "core/check.h"
@@ -233,6 +234,7 @@ class CpuTarget final : public compiler::Target {
       case RegionKind::Matmul: lowered.thunk = std::make_unique<MatmulThunk>(graph, region); break;
       case RegionKind::Conv: lowered.thunk = std::make_unique<ConvThunk>(graph, region); break;
       case RegionKind::Fallback:
+        if ((lowered.thunk = make_scatter_add_thunk(graph, region))) break;
         lowered.thunk = std::make_unique<FallbackThunk>(region);
         lowered.replaces_output = true;
         break;
