@@ -16,19 +16,21 @@ using runtime::StepInputs;
 // index element (o, j, n) (outer, scattered, inner) adds to out (o, index, n): no coordinates to unravel.
 class ScatterAddThunk final : public runtime::Thunk {
  public:
-  ScatterAddThunk(const ir::Instr& root, int32_t root_id, size_t x, size_t index, size_t src, DType index_dtype)
+  ScatterAddThunk(const ir::Instr& root, const ir::Instr& index_instr, int32_t root_id, size_t x, size_t index,
+                  size_t src)
       : origin_(root.origin),
         op_(root.op),
         root_id_(root_id),
         x_(x),
         index_(index),
         src_(src),
-        index_is_i64_(index_dtype == DType::i64) {
+        index_is_i64_(index_instr.dtype == DType::i64) {
     const Shape& x_shape = root.shape;
     dim_ = ir::DimAttrs::of(root.attrs).dim;
     for (int64_t k = 0; k < dim_; ++k) outer_ *= x_shape[k];
     for (size_t k = dim_ + 1; k < x_shape.size(); ++k) inner_ *= x_shape[k];
     size_ = x_shape[dim_];
+    rows_ = index_instr.shape[dim_];
   }
 
   std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
@@ -36,11 +38,10 @@ class ScatterAddThunk final : public runtime::Thunk {
     const float* src = inputs[src_]->as<float>();
     const void* index = inputs[index_]->data();
     float* y = (*out)->as<float>();
-    const int64_t rows = inputs[index_]->bytes() / (index_is_i64_ ? 8 : 4) / std::max<int64_t>(1, outer_ * inner_);
     if (y != x) std::memcpy(y, x, static_cast<size_t>(outer_ * size_ * inner_) * sizeof(float));
     for (int64_t o = 0; o < outer_; ++o) {
-      for (int64_t j = 0; j < rows; ++j) {
-        const int64_t at = (o * rows + j) * inner_;
+      for (int64_t j = 0; j < rows_; ++j) {
+        const int64_t at = (o * rows_ + j) * inner_;
         for (int64_t n = 0; n < inner_; ++n) {
           const int64_t v =
               index_is_i64_ ? static_cast<const int64_t*>(index)[at + n] : static_cast<const int32_t*>(index)[at + n];
@@ -65,7 +66,7 @@ class ScatterAddThunk final : public runtime::Thunk {
   int32_t root_id_;
   size_t x_, index_, src_;
   bool index_is_i64_;
-  int64_t dim_ = 0, outer_ = 1, inner_ = 1, size_ = 0;
+  int64_t dim_ = 0, outer_ = 1, inner_ = 1, size_ = 0, rows_ = 0;  // rows_: the index's extent along dim
 };
 
 }  // namespace
@@ -87,7 +88,7 @@ std::unique_ptr<runtime::Thunk> make_scatter_add_thunk(const ir::Graph& graph, c
   };
   auto x_at = position(root.operands[0]), index_at = position(root.operands[1]), src_at = position(root.operands[2]);
   if (!x_at || !index_at || !src_at) return nullptr;
-  return std::make_unique<ScatterAddThunk>(root, region.root, *x_at, *index_at, *src_at, index.dtype);
+  return std::make_unique<ScatterAddThunk>(root, index, region.root, *x_at, *index_at, *src_at);
 }
 
 }  // namespace xlite::backends::cpu
