@@ -25,11 +25,9 @@ void bind_nn(nb::module_& m);         // the C++ modules, losses, optimizers
 void bind_tools(nb::module_& m);      // save/load, metrics, debug, memory
 void bind_kernels(nb::module_& m);    // custom kernels: the built-in ones and kernels written in Python
 
-// Python numbers as ops take them: bool, int and float keep their kind (a Python float does not widen an
-// f16 tensor, as in PyTorch).
-// (as_scalar is declared in scalar_caster.h)
-Scalar to_scalar(nb::handle value, const char* op);
-// A dtype argument: an xlite dtype, or its name ("float32", "f32", "bool").
+// Python numbers become Scalar arguments through as_scalar (scalar_caster.h).
+// A dtype argument: an xlite dtype, its name ("float32", "f32", "bool"), a NumPy dtype, or Python's int, float
+// and bool (int64, float64 and bool, as PyTorch reads them).
 DType to_dtype(nb::handle value);
 // A device argument: None (the default device), a Device, "cpu", "cpu:1" or an index.
 Device to_device(nb::handle value);
@@ -38,5 +36,8 @@ Shape to_shape(nb::handle value);
 Shape shape_from_args(const nb::args& args);
 // A list of dims: one int or a sequence; None is every dim.
 std::vector<int64_t> to_dims(nb::handle value);
+// The NumPy array over a buffer of `dtype` elements: bf16, which NumPy lacks, as its uint16 bits (the Python
+// layer views them as ml_dtypes.bfloat16). `owner` keeps the memory alive; read-only.
+nb::object numpy_view(const void* data, const Shape& shape, DType dtype, nb::handle owner);
 
 }  // namespace xlite::python

@@ -25,11 +25,6 @@ std::optional<Scalar> as_scalar(nb::handle value) {
   return std::nullopt;
 }
 
-Scalar to_scalar(nb::handle value, const char* op) {
-  if (std::optional<Scalar> s = as_scalar(value)) return *s;
-  throw Error(std::string("[") + op + "] expected a number, got " + nb::str(nb::type_name(value.type())).c_str());
-}
-
 DType to_dtype(nb::handle value) {
   if (nb::isinstance<DType>(value)) return nb::cast<DType>(value);
   // Python's own types, as PyTorch reads them: int is int64, float is float64.

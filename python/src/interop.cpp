@@ -1,9 +1,10 @@
 // NumPy and DLPack: tensors over other libraries' memory (zero-copy where the memory allows) and tensor
 // memory handed to them. xlite's buffers are immutable, so NumPy sees them read-only, as with JAX.
 #include <nanobind/ndarray.h>
-#include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 
 #include "bindings.h"
@@ -15,34 +16,30 @@ namespace dl = nb::dlpack;
 
 using AnyArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
+// Each xlite dtype with its DLPack type (lanes 1), both ways.
+struct DlpackType {
+  DType dtype;
+  dl::dtype_code code;
+  uint8_t bits;
+};
+constexpr DlpackType kDlpackTypes[] = {
+    {DType::f32, dl::dtype_code::Float, 32}, {DType::f64, dl::dtype_code::Float, 64},
+    {DType::f16, dl::dtype_code::Float, 16}, {DType::bf16, dl::dtype_code::Bfloat, 16},
+    {DType::i32, dl::dtype_code::Int, 32},   {DType::i64, dl::dtype_code::Int, 64},
+    {DType::u8, dl::dtype_code::UInt, 8},    {DType::bool_, dl::dtype_code::Bool, 8},
+};
+
 DType dtype_of_array(dl::dtype t) {
-  const auto code = static_cast<dl::dtype_code>(t.code);
-  if (t.lanes == 1) {
-    if (code == dl::dtype_code::Float && t.bits == 32) return DType::f32;
-    if (code == dl::dtype_code::Float && t.bits == 64) return DType::f64;
-    if (code == dl::dtype_code::Float && t.bits == 16) return DType::f16;
-    if (code == dl::dtype_code::Bfloat && t.bits == 16) return DType::bf16;
-    if (code == dl::dtype_code::Int && t.bits == 32) return DType::i32;
-    if (code == dl::dtype_code::Int && t.bits == 64) return DType::i64;
-    if (code == dl::dtype_code::UInt && t.bits == 8) return DType::u8;
-    if (code == dl::dtype_code::Bool && t.bits == 8) return DType::bool_;
-  }
+  for (const DlpackType& d : kDlpackTypes)
+    if (t.lanes == 1 && static_cast<dl::dtype_code>(t.code) == d.code && t.bits == d.bits) return d.dtype;
   throw Error("[from_dlpack] arrays of DLPack type code " + std::to_string(t.code) + " with " + std::to_string(t.bits) +
               " bits have no xlite dtype (float16/32/64, bfloat16, int32/64, uint8, bool)");
 }
 
-dl::dtype dlpack_dtype(DType d) {
-  switch (d) {
-    case DType::f32: return nb::dtype<float>();
-    case DType::f64: return nb::dtype<double>();
-    case DType::f16: return {static_cast<uint8_t>(dl::dtype_code::Float), 16, 1};
-    case DType::bf16: return {static_cast<uint8_t>(dl::dtype_code::Bfloat), 16, 1};
-    case DType::i32: return nb::dtype<int32_t>();
-    case DType::i64: return nb::dtype<int64_t>();
-    case DType::u8: return nb::dtype<uint8_t>();
-    case DType::bool_: return nb::dtype<bool>();
-  }
-  return nb::dtype<float>();
+dl::dtype dlpack_dtype(DType dtype) {
+  const DlpackType* d = std::find_if(std::begin(kDlpackTypes), std::end(kDlpackTypes),
+                                     [&](const DlpackType& t) { return t.dtype == dtype; });
+  return {static_cast<uint8_t>(d->code), d->bits, 1};
 }
 
 bool interpreter_alive() {
@@ -86,38 +83,44 @@ Tensor from_array(const AnyArray& array, nb::handle device, bool copy, std::opti
   return from_blob(const_cast<void*>(array.data()), shape, dtype, release, on);  // release runs once, whatever happens
 }
 
-// The tensor's memory as an array of `Framework` (NumPy, or nanobind's own, which speaks DLPack). The array
-// owns a reference to the tensor's buffer.
+// An array of `Framework` (NumPy, or nanobind's own, which speaks DLPack) over memory `owner` keeps alive.
+template <class... Framework>
+nb::object array_over(const void* data, const Shape& shape, dl::dtype as, nb::handle owner) {
+  std::vector<size_t> extents(shape.begin(), shape.end());
+  nb::ndarray<Framework...> array(const_cast<void*>(data), extents.size(), extents.data(), owner, nullptr, as);
+  return nb::cast(array, nb::rv_policy::reference);
+}
+
+// The tensor's memory as an array of `Framework`; the array owns a reference to the tensor's buffer.
 template <class... Framework>
 nb::object host_array(const Tensor& x, dl::dtype as) {
-  auto* kept = new HostData();
+  auto kept = std::make_unique<HostData>();
   {
     nb::gil_scoped_release unlocked;
-    try {
-      *kept = host_data(x);
-    } catch (...) {
-      delete kept;
-      throw;
-    }
+    *kept = host_data(x);
   }
-  nb::capsule owner(kept, [](void* p) noexcept { delete static_cast<HostData*>(p); });
-  std::vector<size_t> shape(x.shape().begin(), x.shape().end());
-  nb::ndarray<Framework...> array(const_cast<void*>(kept->data), shape.size(), shape.data(), owner, nullptr, as);
-  return nb::cast(array, nb::rv_policy::reference);
+  nb::capsule owner(kept.get(), [](void* p) noexcept { delete static_cast<HostData*>(p); });
+  const void* data = kept.release()->data;  // the capsule's now
+  return array_over<Framework...>(data, x.shape(), as, owner);
+}
+
+// bf16 as the uint16 bits NumPy can hold.
+dl::dtype numpy_dtype(DType dtype) {
+  return dtype == DType::bf16 ? dl::dtype{static_cast<uint8_t>(dl::dtype_code::UInt), 16, 1} : dlpack_dtype(dtype);
 }
 
 }  // namespace
 
+nb::object numpy_view(const void* data, const Shape& shape, DType dtype, nb::handle owner) {
+  return array_over<nb::numpy, nb::ro>(data, shape, numpy_dtype(dtype), owner);
+}
+
 void bind_interop(nb::module_& m) {
   m.def("_from_array", &from_array, "array"_a, "device"_a = nb::none(), "copy"_a = true, "dtype"_a = nb::none(),
         "A tensor of a C-contiguous CPU array (NumPy, or anything with __dlpack__); copy=False shares its memory.");
-  // bf16 goes to NumPy as uint16 bits: xlite/_interop.py views them as ml_dtypes.bfloat16.
+  // bf16 goes to NumPy as uint16 bits: xlite/_tensor.py views them as ml_dtypes.bfloat16.
   m.def(
-      "_numpy_view",
-      [](const Tensor& x) {
-        const dl::dtype bits16{static_cast<uint8_t>(dl::dtype_code::UInt), 16, 1};
-        return host_array<nb::numpy, nb::ro>(x, x.dtype() == DType::bf16 ? bits16 : dlpack_dtype(x.dtype()));
-      },
+      "_numpy_view", [](const Tensor& x) { return host_array<nb::numpy, nb::ro>(x, numpy_dtype(x.dtype())); },
       "tensor"_a);
   // nanobind's array object, which speaks DLPack (__dlpack__, __dlpack_device__).
   m.def(

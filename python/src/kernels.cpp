@@ -29,8 +29,6 @@ nb::dict attrs_to_python(const k::Attrs& attrs) {
   return d;
 }
 
-std::string python_message(const nb::python_error& e) { return e.what(); }
-
 // The Python shape rule gives (shape, dtype) pairs.
 k::ShapeRule shape_rule(nb::object fn) {
   return [fn](const std::vector<k::TensorType>& inputs, const k::Attrs& attrs) {
@@ -53,12 +51,14 @@ k::CpuImpl cpu_impl(nb::object fn) {
     nb::gil_scoped_acquire locked;
     try {
       nb::module_ np = nb::module_::import_("numpy");
-      nb::module_ xlite_creation = nb::module_::import_("xlite._creation");
+      nb::object numpy_dtype = nb::module_::import_("xlite._creation").attr("_numpy_dtype");
       nb::list inputs;
       for (size_t i = 0; i < call.num_inputs(); ++i) {
         const k::TensorType& t = call.input_type(i);
-        Tensor view = from_bytes(call.input_data(i), t.shape, t.dtype);
-        inputs.append(np.attr("array")(nb::cast(view)));
+        // A copy: the input's buffer is the runtime's, and the implementation may keep what it gets.
+        inputs.append(numpy_view(call.input_data(i), t.shape, t.dtype, nb::none())
+                          .attr("copy")()
+                          .attr("view")(numpy_dtype(t.dtype)));
       }
       nb::object result = fn(inputs, attrs_to_python(call.attrs()));
       if (call.num_outputs() == 1 && !nb::isinstance<nb::list>(result) && !nb::isinstance<nb::tuple>(result))
@@ -68,17 +68,18 @@ k::CpuImpl cpu_impl(nb::object fn) {
                      std::to_string(call.num_outputs()) + " outputs");
       for (size_t i = 0; i < call.num_outputs(); ++i) {
         const k::TensorType& t = call.output_type(i);
-        nb::object array =
-            np.attr("ascontiguousarray")(np.attr("asarray")(result[i], xlite_creation.attr("_numpy_dtype")(t.dtype)));
-        nb::tuple shape = nb::borrow<nb::tuple>(array.attr("shape"));
-        if (to_shape(shape) != t.shape)
-          context.fail("output " + std::to_string(i) + " has shape " + shape_str(to_shape(shape)) +
-                       ", the shape rule gave " + shape_str(t.shape));
-        auto bytes = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(array.attr("view")("uint8"));
+        // order="C", not ascontiguousarray, which makes a 0-d array 1-d.
+        nb::object array = np.attr("asarray")(result[i], numpy_dtype(t.dtype), "order"_a = "C");
+        const Shape shape = to_shape(array.attr("shape"));
+        if (shape != t.shape)
+          context.fail("output " + std::to_string(i) + " has shape " + shape_str(shape) + ", the shape rule gave " +
+                       shape_str(t.shape));
+        auto bytes = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(
+            array.attr("reshape")(-1).attr("view")("uint8"));  // flat first: a 0-d array cannot change itemsize
         std::memcpy(call.output_data(i), bytes.data(), static_cast<size_t>(t.bytes()));
       }
     } catch (const nb::python_error& e) {
-      context.fail("the Python implementation raised " + python_message(e));
+      context.fail(std::string("the Python implementation raised ") + e.what());
     }
   };
 }

@@ -43,6 +43,7 @@ void bind_types(nb::module_& m) {
   m.def(
       "device", [](nb::handle index) { return to_device(index); }, "index"_a = nb::none(),
       "A device: the default one, an index, or a name ('cpu', 'cpu:1').");
+  m.def("_dtype", &to_dtype, "value"_a, "A dtype argument read as every function of the module reads one.");
   m.def("devices", &xlite::devices, "Every device of the default kind.");
   m.def("device_count", &xlite::device_count,
         "How many devices of the default kind there are (XLITE_NUM_CPU_DEVICES).");

@@ -1,11 +1,10 @@
 // The Tensor class: its attributes, value reads, autograd, in-place ops and Python's operators. Method forms
-// of the ops are attached in xlite/_methods.py from the functions of bind_ops.
+// of the ops are attached in xlite/_tensor.py from the functions of bind_ops.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
-#include <sstream>
 
 #include "bindings.h"
 
@@ -40,6 +39,7 @@ nb::object nest(const Tensor& x, const std::vector<double>& f, const std::vector
   return items;
 }
 
+// The values as Python numbers, nested by the shape: one value read, without the GIL.
 nb::object tolist(const Tensor& x) {
   std::vector<double> f;
   std::vector<int64_t> n;
@@ -54,7 +54,9 @@ nb::object tolist(const Tensor& x) {
 nb::object item(const Tensor& x) {
   if (x.numel() != 1)
     throw Error("[item] a tensor with " + std::to_string(x.numel()) + " elements cannot be converted to a number");
-  return tolist(x.reshape({}));
+  nb::object nested = tolist(x);
+  while (nb::isinstance<nb::list>(nested)) nested = nb::borrow(nested[0]);  // [[v]] -> v
+  return nested;
 }
 
 bool truth(const Tensor& x) {
@@ -227,19 +229,22 @@ void bind_tensor(nb::module_& m) {
       .def("__matmul__", [](const Tensor& a, const Tensor& b) { return xlite::matmul(a, b); })
       .def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return xlite::matmul(b, a); });
 
-// Last, after the Tensor and number overloads: a NumPy array on either side becomes a tensor (a copy), as it
-// does in PyTorch; anything else is NotImplemented, so that Python tries the other operand.
-#define XLITE_BIND_BINARY(py, fn)                                                                                 \
+// An operator with a tensor or a number on the right; last, a NumPy array on the right becomes a tensor (a copy),
+// as it does in PyTorch, and anything else is NotImplemented, so that Python tries the other operand.
+#define XLITE_BIND_FORWARD(py, fn)                                                                                \
   t.def(                                                                                                          \
        "__" py "__", [](const Tensor& a, const Tensor& b) { return fn(a, b); }, nb::is_operator())                \
       .def(                                                                                                       \
           "__" py "__", [](const Tensor& a, Scalar b) { return fn(a, b); }, nb::is_operator())                    \
       .def(                                                                                                       \
-          "__r" py "__", [](const Tensor& a, Scalar b) { return fn(b, a); }, nb::is_operator())                   \
-      .def(                                                                                                       \
           "__" py "__",                                                                                           \
           [](const Tensor& a, nb::handle b) { return with_array(b, [&](const Tensor& t) { return fn(a, t); }); }, \
-          nb::is_operator())                                                                                      \
+          nb::is_operator())
+// The same with the tensor on the right (2 + t, array + t).
+#define XLITE_BIND_BINARY(py, fn)                                                                                 \
+  XLITE_BIND_FORWARD(py, fn);                                                                                     \
+  t.def(                                                                                                          \
+       "__r" py "__", [](const Tensor& a, Scalar b) { return fn(b, a); }, nb::is_operator())                      \
       .def(                                                                                                       \
           "__r" py "__",                                                                                          \
           [](const Tensor& a, nb::handle b) { return with_array(b, [&](const Tensor& t) { return fn(t, a); }); }, \
@@ -254,22 +259,13 @@ void bind_tensor(nb::module_& m) {
   XLITE_BIND_BINARY("or", logical<xlite::logical_or>("or"));
   XLITE_BIND_BINARY("xor", logical<xlite::logical_xor>("xor"));
 #undef XLITE_BIND_BINARY
-#define XLITE_BIND_COMPARE(py, fn)                                                                                \
-  t.def(                                                                                                          \
-       "__" py "__", [](const Tensor& a, const Tensor& b) { return fn(a, b); }, nb::is_operator())                \
-      .def(                                                                                                       \
-          "__" py "__", [](const Tensor& a, Scalar b) { return fn(a, b); }, nb::is_operator())                    \
-      .def(                                                                                                       \
-          "__" py "__",                                                                                           \
-          [](const Tensor& a, nb::handle b) { return with_array(b, [&](const Tensor& t) { return fn(a, t); }); }, \
-          nb::is_operator())
-  XLITE_BIND_COMPARE("eq", xlite::eq);
-  XLITE_BIND_COMPARE("ne", xlite::ne);
-  XLITE_BIND_COMPARE("lt", xlite::lt);
-  XLITE_BIND_COMPARE("le", xlite::le);
-  XLITE_BIND_COMPARE("gt", xlite::gt);
-  XLITE_BIND_COMPARE("ge", xlite::ge);
-#undef XLITE_BIND_COMPARE
+  XLITE_BIND_FORWARD("eq", xlite::eq);
+  XLITE_BIND_FORWARD("ne", xlite::ne);
+  XLITE_BIND_FORWARD("lt", xlite::lt);
+  XLITE_BIND_FORWARD("le", xlite::le);
+  XLITE_BIND_FORWARD("gt", xlite::gt);
+  XLITE_BIND_FORWARD("ge", xlite::ge);
+#undef XLITE_BIND_FORWARD
   // NumPy must not take `ndarray + tensor` over (it would read the tensor and return an array): with a higher
   // priority than arrays it defers to the tensor's reflected operators, as it does for PyTorch's tensors.
   // NumPy's own functions (np.add(t, 1)) still take tensors, through __array__.

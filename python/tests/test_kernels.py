@@ -136,3 +136,11 @@ def test_a_python_kernel_that_syncs_raises():
     with pytest.raises(xl.Error, match="must not sync"):
         xl.kernels.call("py.syncs", [xl.ones(2)])[0].tolist()
     assert (xl.ones(2) * 2).tolist() == [2.0, 2.0]
+
+
+def test_a_python_kernel_with_a_0d_bf16_output():
+    if not xl.kernels.is_registered("py.total"):
+        xl.kernels.register("py.total", lambda i, a: [((), xl.bfloat16)], lambda i, a: i[0].astype("float32").sum())
+    x = xl.tensor([1.5, 2.5], dtype=xl.bfloat16)
+    total, = xl.kernels.call("py.total", [x])
+    assert total.shape == () and total.dtype == xl.bfloat16 and total.item() == 4.0

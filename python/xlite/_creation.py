@@ -1,6 +1,4 @@
 """Tensors from Python and NumPy data, and from any array that speaks DLPack."""
-import builtins
-
 import numpy as np
 
 from . import _dtypes, _xlite
@@ -21,18 +19,16 @@ def _numpy_dtype(dtype):
 
 
 def _as_array(data, dtype):
-    """A C-contiguous NumPy array of data; Python lists of floats become float32, as in torch.tensor."""
-    if isinstance(data, np.ndarray) or np.isscalar(data) and isinstance(data, np.generic):
-        array = np.asarray(data)
-    else:
-        array = np.asarray(data)
-        if dtype is None:
-            if array.dtype == np.float64:
-                array = array.astype(np.float32)
-            elif array.dtype.kind in "iu" and array.dtype != np.uint8:
-                array = array.astype(np.int64)
+    """A C-contiguous NumPy array of data. Python numbers and lists of them follow torch.tensor: floats become
+    float32, integers int64; NumPy arrays and scalars keep their dtype."""
+    array = np.asarray(data)
+    if dtype is None and not isinstance(data, (np.ndarray, np.generic)):
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        elif array.dtype.kind in "iu" and array.dtype != np.uint8:
+            array = array.astype(np.int64)
     if dtype is not None:
-        array = array.astype(_numpy_dtype(_xlite_dtype(dtype)))
+        array = array.astype(_numpy_dtype(_xlite._dtype(dtype)))
     if array.dtype.name not in _numpy_names:
         raise _xlite.Error(f"[tensor] NumPy arrays of {array.dtype} have no xlite dtype")
     return _contiguous(array)
@@ -41,14 +37,6 @@ def _as_array(data, dtype):
 def _contiguous(array):
     # np.ascontiguousarray makes a 0-d array 1-d.
     return array if array.flags.c_contiguous else np.ascontiguousarray(array)
-
-
-def _xlite_dtype(dtype):
-    if isinstance(dtype, _xlite.dtype):
-        return dtype
-    if isinstance(dtype, str):
-        return getattr(_dtypes, dtype.replace("xlite.", ""))
-    return _numpy_names[np.dtype(dtype).name]
 
 
 def _from_numpy(array, device, copy):
@@ -63,12 +51,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     Python ints become int64, floats float32 and bools bool, as in torch.tensor."""
     if isinstance(data, _xlite.Tensor):
         t = data.detach().to(device=device, dtype=dtype)  # a handle of its own: values are immutable
-    elif isinstance(data, (builtins.bool, builtins.int, builtins.float)) and not isinstance(data, np.generic) \
-            and dtype is None:
-        # Data, like torch.tensor's, not a pending constant.
-        dtype = next(d for kind, d in _dtypes.python_dtypes.items() if isinstance(data, kind))
-        t = _from_numpy(np.asarray(data, dtype=_numpy_dtype(dtype)), device, copy=True)
-    else:
+    else:  # data, like torch.tensor's, not a pending constant
         t = _from_numpy(_as_array(data, dtype), device, copy=True)
     if requires_grad:
         t.requires_grad_(True)

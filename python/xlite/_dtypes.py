@@ -1,6 +1,4 @@
 """dtype objects named as PyTorch names them: xl.float32, xl.int64, xl.bool, with the short aliases."""
-import builtins
-
 from ._xlite import dtype
 
 float32 = dtype.float32
@@ -17,6 +15,3 @@ half = float16
 long = int64
 int = int32
 
-# The dtype a Python value of this type becomes (torch.tensor's rule: float data is float32); bool first, since a
-# bool is an int.
-python_dtypes = {builtins.bool: bool, builtins.int: int64, builtins.float: float32}
