@@ -47,12 +47,17 @@ Tensor.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
 Tensor.mT = property(lambda self: _xlite.transpose(self, -2, -1))
 Tensor.contiguous = lambda self: self  # values have no layout to make contiguous
 Tensor.is_contiguous = lambda self: True
+def _as_value(value, device):
+    """A number as a 0-d tensor that loses nothing of it (a Python float in float64), for writing into a tensor
+    of any dtype; a tensor as it is."""
+    if isinstance(value, Tensor):
+        return value
+    return _xlite.full((), value, dtype=_dtypes.float64 if isinstance(value, builtins.float) else None, device=device)
+
+
 def _masked_fill(self, mask, value):
     """value where mask is True, in this tensor's dtype (a float into an integer tensor truncates, as in PyTorch)."""
-    if not isinstance(value, Tensor):
-        value = _xlite.full((), value, dtype=_dtypes.float64 if isinstance(value, builtins.float) else None,
-                            device=self.device)
-    return _xlite.where(mask, value.to(self.dtype), self)
+    return _xlite.where(mask, _as_value(value, self.device).to(self.dtype), self)
 
 
 Tensor.masked_fill = _masked_fill
@@ -130,11 +135,6 @@ Tensor.__dlpack_device__ = lambda self: (1, 0)  # kDLCPU: every xlite device is 
 
 
 # Indexing with PyTorch's (NumPy's) semantics, built from slice, select, index_select and reshape.
-def _index_items(index):
-    items = list(index) if isinstance(index, tuple) else [index]
-    return [_as_index_tensor(i) for i in items]
-
-
 def _as_index_tensor(item):
     if isinstance(item, (builtins.bool, np.bool_)):  # a 0-d mask: a new dim of size 1 (True) or 0 (False)
         return _creation.tensor(builtins.bool(item))
@@ -153,18 +153,37 @@ def _consumes(item):
     return 1
 
 
-def _basic_and_advanced(x, index):
-    """Applies ints, slices, None and Ellipsis; returns the tensor and the (dim, int64 index) pairs left."""
-    items = _index_items(index)
+def _items(index, ndim):
+    """The index as a list of items (lists, arrays and Python bools made tensors), its Ellipsis expanded into full
+    slices."""
+    items = [_as_index_tensor(i) for i in (index if isinstance(index, tuple) else (index,))]
     ellipses = [i for i, item in enumerate(items) if item is Ellipsis]
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = builtins.sum(_consumes(item) for item in items if item is not Ellipsis)
-    if used > x.ndim:
-        raise IndexError(f"too many indices for a tensor of dimension {x.ndim}")
+    if used > ndim:
+        raise IndexError(f"too many indices for a tensor of dimension {ndim}")
     if ellipses:
         at = ellipses[0]
-        items[at:at + 1] = [builtins.slice(None)] * (x.ndim - used)
+        items[at:at + 1] = [builtins.slice(None)] * (ndim - used)
+    return items
+
+
+def _int_index(item, dim, size):
+    """An int index in [0, size), from one that may count from the end."""
+    i = item.__index__()
+    if i < -size or i >= size:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+    return i % size
+
+
+def _is_int(item):
+    return isinstance(item, (builtins.int, np.integer)) and not isinstance(item, builtins.bool)
+
+
+def _basic_and_advanced(x, index):
+    """Applies ints, slices, None and Ellipsis; returns the tensor and the (dim, int64 index) pairs left."""
+    items = _items(index, x.ndim)
     advanced = []
     dim = 0
     for item in items:
@@ -195,11 +214,8 @@ def _basic_and_advanced(x, index):
             advanced.append((dim, item))
             dim += 1
         elif isinstance(item, (builtins.int, np.integer)) or hasattr(item, "__index__"):
-            i = item.__index__()
-            size = x.shape[dim]
-            if i < -size or i >= size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-            x = _xlite.squeeze(_xlite.slice(x, dim, i, i + 1 if i != -1 else 2**63 - 1), dim)
+            i = _int_index(item, dim, x.shape[dim])
+            x = _xlite.squeeze(_xlite.slice(x, dim, i, i + 1), dim)
             for k, (d, t) in enumerate(advanced):
                 if d > dim:
                     advanced[k] = (d - 1, t)
@@ -240,18 +256,10 @@ def _getitem(self, index):
     return _gather_advanced(x, advanced) if advanced else x
 
 
-def _box(shape, index):
-    """For an index of ints, step-1 slices and Ellipsis only: the (start, stop) of the box it selects in each
+def _box(shape, items):
+    """For items (from _items) of ints and step-1 slices only: the (start, stop) of the box they select in each
     dim and which dims an int removes; None for any other index."""
-    items = list(index) if isinstance(index, tuple) else [index]
-    if builtins.sum(item is Ellipsis for item in items) > 1:
-        return None
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at:at + 1] = [builtins.slice(None)] * (len(shape) - len(items) + 1)
-    if len(items) > len(shape):
-        return None
-    items += [builtins.slice(None)] * (len(shape) - len(items))
+    items = items + [builtins.slice(None)] * (len(shape) - len(items))
     box, dropped = [], []
     for dim, (item, size) in enumerate(zip(items, shape)):
         if isinstance(item, builtins.slice):
@@ -259,10 +267,8 @@ def _box(shape, index):
                 return None
             start, stop, _ = item.indices(size)
             box.append((start, builtins.max(start, stop)))
-        elif isinstance(item, builtins.int) and not isinstance(item, builtins.bool):
-            if item < -size or item >= size:
-                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-            i = item % size
+        elif _is_int(item):
+            i = _int_index(item, dim, size)
             box.append((i, i + 1))
             dropped.append(dim)
         else:
@@ -281,10 +287,9 @@ def _setitem(self, index, value):
     """x[index] = value: the new value of the whole tensor, written in place (the tensor is rebound). Where an
     integer index repeats a position, it gets the mean of the values written there: the value itself when they
     agree (PyTorch leaves differing values undefined)."""
-    if not isinstance(value, Tensor):
-        number = _dtypes.float64 if isinstance(value, builtins.float) else None
-        value = _xlite.full((), value, dtype=number, device=self.device)
-    found = _box(self.shape, index)
+    value = _as_value(value, self.device)
+    items = _items(index, self.ndim)
+    found = _box(self.shape, items)
     if found is not None:
         # A box: the value padded out to the whole shape, chosen by a mask padded the same way (fused, no scatter).
         box, dropped = found
@@ -299,7 +304,7 @@ def _setitem(self, index, value):
         inside = _xlite.pad(_xlite.ones(region, dtype=_dtypes.uint8, device=self.device), widths) != 0
         self.copy_(_xlite.where(inside, _xlite.pad(placed, widths), self))
         return
-    positions = _getitem(_xlite.arange(self.numel(), device=self.device).reshape(self.shape), index)
+    positions = _getitem(_xlite.arange(self.numel(), device=self.device).reshape(self.shape), tuple(items))
     flat_positions = positions.reshape(-1)
     if self.dtype in (_dtypes.float32, _dtypes.float64):
         work = self.dtype

@@ -191,30 +191,6 @@ for _cpp in (_CppModule,):
     Module.register(_cpp)
 
 
-class Sequential(Module):
-    """Calls its modules in order."""
-
-    def __init__(self, *modules):
-        super().__init__()
-        for i, m in enumerate(modules):
-            setattr(self, str(i), m)
-
-    def forward(self, x):
-        for m in self._modules.values():
-            x = m(x)
-        return x
-
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def append(self, module):
-        setattr(self, str(len(self._modules)), module)
-        return self
-
-
 class ModuleList(Module):
     """A list of modules whose parameters count as the owner's."""
 
@@ -235,6 +211,18 @@ class ModuleList(Module):
 
     def __len__(self):
         return len(self._modules)
+
+
+class Sequential(ModuleList):
+    """Calls its modules in order."""
+
+    def __init__(self, *modules):
+        super().__init__(modules)
+
+    def forward(self, x):
+        for m in self:
+            x = m(x)
+        return x
 
 
 class _Activation(Module):
