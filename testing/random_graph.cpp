@@ -466,7 +466,8 @@ class Generator {
         {3, &Generator::step_concat},       {3, &Generator::step_pad},          {2, &Generator::step_flip},
         {3, &Generator::step_gather},       {3, &Generator::step_index_select}, {2, &Generator::step_scatter_add},
         {4, &Generator::step_dot},          {2, &Generator::step_conv2d},       {3, &Generator::step_row_stat},
-        {1, &Generator::step_transfer},     {2, &Generator::step_custom_call},
+        {1, &Generator::step_transfer},     {2, &Generator::step_custom_call},  {2, &Generator::step_scan},
+        {1, &Generator::step_argsort},
     };
     int total = 0;
     for (const Weighted& s : kSteps) total += s.weight;
@@ -560,9 +561,10 @@ class Generator {
   }
 
   void step_unary_float() {
-    OpId op = choose({OpId::exp, OpId::expm1, OpId::log, OpId::log1p, OpId::sqrt, OpId::rsqrt, OpId::sin, OpId::cos,
-                      OpId::tan, OpId::tanh, OpId::sigmoid, OpId::gelu, OpId::gelu_tanh, OpId::silu, OpId::erf,
-                      OpId::floor, OpId::ceil, OpId::round, OpId::reciprocal});
+    OpId op =
+        choose({OpId::exp,  OpId::expm1, OpId::log,   OpId::log1p, OpId::sqrt,    OpId::rsqrt,     OpId::sin,
+                OpId::cos,  OpId::tan,   OpId::atan,  OpId::tanh,  OpId::sigmoid, OpId::gelu,      OpId::gelu_tanh,
+                OpId::silu, OpId::erf,   OpId::floor, OpId::ceil,  OpId::round,   OpId::reciprocal});
     const bool rounding = op == OpId::floor || op == OpId::ceil || op == OpId::round;
     int32_t x = operand([&](int32_t v) { return is_floating(dtype(v)) && (rounding ? info(v).exact : clean(v)); },
                         float_dtype());
@@ -609,6 +611,7 @@ class Generator {
         x = bounded(x, 1);
         bound = 1.6;
         break;
+      case OpId::atan: bound = 1.58; break;  // |atan(x)| < pi / 2 for every x
       case OpId::tanh:
       case OpId::sigmoid:
       case OpId::erf: x = bounded(x, 64); break;
@@ -817,6 +820,41 @@ class Generator {
     int64_t dim = choose(dims);
     Attrs attrs = ir::ArgReduceAttrs{.dim = dim, .keepdim = chance(0.5)}.to_attrs();
     emit(op, {x}, std::move(attrs), {true, false, static_cast<double>(shape(x)[dim] - 1)});
+  }
+
+  // Running sums and products are bounded like the reductions over the whole dim; a running maximum or
+  // minimum moves elements, so it is exact where its operand is.
+  void step_scan() {
+    OpId op = choose({OpId::cumsum, OpId::cumprod, OpId::cummax, OpId::cummin});
+    const bool extreme = op == OpId::cummax || op == OpId::cummin;
+    int32_t x =
+        operand([&](int32_t v) { return dtype(v) != DType::bool_ && (extreme || is_integral(dtype(v)) || clean(v)); },
+                numeric_dtype(), 1);
+    const int64_t dim = uniform(0, rank(x) - 1);
+    const double count = static_cast<double>(shape(x)[dim]);
+    Info r = info(x);
+    if (!extreme) {
+      if (is_integral(dtype(x))) {
+        const double b = info(x).bound;
+        r = {true, false, op == OpId::cumsum ? count * b : std::pow(std::max(b, 1.0), count)};
+      } else if (op == OpId::cumsum) {
+        x = bounded(x, std::min(32.0, (is_half(dtype(x)) ? 1e4 : 1e6) / std::max(count, 1.0)));
+        r = {false, false, count * info(x).bound + 0.01};
+      } else {
+        x = bounded(x, count > 0 ? std::pow(1e3, 1.0 / count) : 1e3);
+        r = {false, false, std::pow(std::max(info(x).bound, 1.0), count) + 0.01};
+      }
+    }
+    emit(op, {x}, ir::DimAttrs{.dim = dim}.to_attrs(), r);
+  }
+
+  // The permutation depends on every comparison, so only exact values are sorted.
+  void step_argsort() {
+    int32_t x = operand([&](int32_t v) { return info(v).exact && dtype(v) != DType::bool_; }, numeric_dtype(), 1);
+    const int64_t dim = uniform(0, rank(x) - 1);
+    Attrs attrs = ir::SortAttrs{.dim = dim, .descending = chance(0.5)}.to_attrs();
+    emit(OpId::argsort, {x}, std::move(attrs),
+         {true, false, static_cast<double>(std::max<int64_t>(shape(x)[dim] - 1, 0))});
   }
 
   void step_reshape() {

@@ -480,8 +480,8 @@ TEST(CpuBackend, RowFusedReductionsMatchTheReference) {
       layernorm(y),
       xl::log_softmax(big, -1),
       xl::softmax(nan_row, -1),
-      x * xl::max(other_length, {-1}, true),
-      (big - xl::min(big, {-1}, true)) * xl::sum(big * big, {-1}, true),
+      x * xl::amax(other_length, {-1}, true),
+      (big - xl::amin(big, {-1}, true)) * xl::sum(big * big, {-1}, true),
   };
   for (size_t c = 0; c < cases.size(); ++c) {
     auto built = xl::lazy::build_graph({cases[c].impl()->node()});

@@ -240,14 +240,14 @@ TEST(CustomKernel, SeveralOutputsComeBackAsTensors) {
   EXPECT_NE(text.find("custom_output(%1, index=1, dtype=i64, shape=[6], offset=64) : i64[6]"), std::string::npos)
       << text;
   EXPECT_EQ(xl::ir::parse_graph(text).hash(), xl::debug::graph_hash(out));
-  EXPECT_EQ(Values(out[0]), Values(xl::max(x, {1})));
+  EXPECT_EQ(Values(out[0]), Values(xl::amax(x, {1})));
   EXPECT_EQ(out[1].to_vector<int64_t>(), xl::argmax(x, 1).to_vector<int64_t>());
 }
 
 TEST(CustomKernel, RunsInEagerModeAndInsideCompiledSteps) {
   RegisterAll();
   xl::Tensor x = Data({4, 3});
-  const std::vector<float> want = Values(xl::max(x * 2.0, {1}));
+  const std::vector<float> want = Values(xl::amax(x * 2.0, {1}));
   {
     xl::EagerModeGuard eager(true);
     std::vector<xl::Tensor> out = k::call("test.row_max", {k::call("test.scale", {x}, {{"factor", 2.0}})[0]});
@@ -259,7 +259,7 @@ TEST(CustomKernel, RunsInEagerModeAndInsideCompiledSteps) {
   });
   for (int i = 0; i < 4; ++i) {
     xl::Tensor in = Data({4, 3}, 0.1 * (i + 1));
-    EXPECT_EQ(Values(step(in)), Values(xl::max(in * 2.0, {1}))) << "call " << i;
+    EXPECT_EQ(Values(step(in)), Values(xl::amax(in * 2.0, {1}))) << "call " << i;
   }
   EXPECT_TRUE(step.last_call().replayed);
 }
@@ -393,7 +393,7 @@ TEST(CustomKernel, AKernelWithoutABackwardSaysSoWhenDifferentiated) {
             std::string::npos);
   // Without gradients wanted, it just runs.
   xl::NoGradGuard no_grad;
-  EXPECT_EQ(Values(k::call("test.row_max", {x})[0]), Values(xl::max(x, {1})));
+  EXPECT_EQ(Values(k::call("test.row_max", {x})[0]), Values(xl::amax(x, {1})));
 }
 
 TEST(CustomKernel, OutputsCountInTheMemoryPlanAndTheStablehloExportNamesTheKernel) {

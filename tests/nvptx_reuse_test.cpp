@@ -40,6 +40,7 @@ class LibdeviceMath final : public codegen::TargetMath {
       case codegen::MathFn::sin: name += "sin"; break;
       case codegen::MathFn::cos: name += "cos"; break;
       case codegen::MathFn::tan: name += "tan"; break;
+      case codegen::MathFn::atan: name += "atan"; break;
       case codegen::MathFn::tanh: name += "tanh"; break;
       case codegen::MathFn::erf: name += "erf"; break;
     }

@@ -228,9 +228,9 @@ TEST(OpsReduce, MaxMinAll) {
 
 TEST(OpsReduce, MaxMinAlongDims) {
   Tensor x = F32({3, -7, 5, 1, 9, -2}, {2, 3});
-  ExpectClose(xlite::max(x, {0}).to_vector<float>(), {3, 9, 5});
-  ExpectClose(xlite::min(x, {1}).to_vector<float>(), {-7, -2});
-  Tensor k = xlite::max(x, {-1}, true);
+  ExpectClose(xlite::amax(x, {0}).to_vector<float>(), {3, 9, 5});
+  ExpectClose(xlite::amin(x, {1}).to_vector<float>(), {-7, -2});
+  Tensor k = xlite::amax(x, {-1}, true);
   EXPECT_EQ(k.shape(), (Shape{2, 1}));
   ExpectClose(k.to_vector<float>(), {5, 9});
   ExpectClose(x.min({0}, true).to_vector<float>(), {1, -7, -2});
@@ -244,7 +244,7 @@ TEST(OpsReduce, MaxMinOfAllNegative) {
 
 TEST(OpsReduce, MaxMinKeepIntDtype) {
   Tensor x = I32({4, -1, 9, 2}, {2, 2});
-  Tensor mx = xlite::max(x, {1});
+  Tensor mx = xlite::amax(x, {1});
   EXPECT_EQ(mx.dtype(), DType::i32);
   EXPECT_EQ(mx.to_vector<int32_t>(), (std::vector<int32_t>{4, 9}));
   Tensor mn = xlite::min(x);
@@ -262,11 +262,11 @@ TEST(OpsReduce, MaxOfEmptyThrows) {
   Tensor e = xlite::zeros({0});
   EXPECT_THROW({ xlite::max(e).item<float>(); }, xlite::Error);
   Tensor e2 = xlite::zeros({2, 0});
-  EXPECT_THROW({ xlite::min(e2, {1}).to_vector<float>(); }, xlite::Error);
+  EXPECT_THROW({ xlite::amin(e2, {1}).to_vector<float>(); }, xlite::Error);
 }
 
 TEST(OpsReduce, MaxOverNonEmptyDimOfEmptyTensor) {
-  Tensor m = xlite::max(xlite::zeros({2, 0}), {0});
+  Tensor m = xlite::amax(xlite::zeros({2, 0}), {0});
   EXPECT_EQ(m.shape(), (Shape{0}));
   EXPECT_TRUE(m.to_vector<float>().empty());
 }

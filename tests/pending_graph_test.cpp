@@ -34,7 +34,7 @@ std::vector<std::vector<xl::Tensor>> programs() {
   std::vector<std::vector<xl::Tensor>> out;
   out.push_back({a + a});
   out.push_back({xl::matmul(a, w) + 1.5f});
-  out.push_back({xl::sum(shared, {1}), xl::max(shared, {0}), shared});
+  out.push_back({xl::sum(shared, {1}), xl::amax(shared, {0}), shared});
   out.push_back({computed * a, computed});
   out.push_back({xl::softmax(a, -1).transpose(0, 1).reshape({12})});
   auto r = xl::relu(a - 0.25f);

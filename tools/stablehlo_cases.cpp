@@ -112,14 +112,14 @@ void write_api_cases(const std::string& dir) {
     std::vector<Tensor> out;
     for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
       Tensor y = x.to(dtype);
-      out.insert(out.end(), {sum(y, {1}), mean(y, {0, 2}, true), max(y, {2}), min(y, {0}), prod(y, {1})});
+      out.insert(out.end(), {sum(y, {1}), mean(y, {0, 2}, true), amax(y, {2}), amin(y, {0}), prod(y, {1})});
     }
     for (DType dtype : {DType::i32, DType::i64, DType::u8}) {
       Tensor y = floor(abs(x) * 4.0).to(dtype);
       out.insert(out.end(), {sum(y, {1}), max(y, {0, 2}), min(y), argmax(y, 1), argmin(y, 2)});
     }
     Tensor positive = x > 0.0;
-    out.insert(out.end(), {max(positive, {1}), min(positive, {0}), argmax(positive, 2)});
+    out.insert(out.end(), {amax(positive, {1}), amin(positive, {0}), argmax(positive, 2)});
     return out;
   });
   api_case(dir, "api_shapes", [] {

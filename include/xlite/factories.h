@@ -36,5 +36,19 @@ Tensor rand(const Shape& shape, DType dtype = DType::f32, Device device = xlite:
 Tensor randn(const Shape& shape, DType dtype = DType::f32, Device device = xlite::device());  // N(0, 1)
 Tensor rand_like(const Tensor& x);
 Tensor randn_like(const Tensor& x);
+// Integers drawn uniformly from [low, high) (i64 by default).
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = DType::i64,
+               Device device = xlite::device());
+Tensor randperm(int64_t n, DType dtype = DType::i64, Device device = xlite::device());  // a random permutation
+// 1 with probability p (elementwise, p in [0, 1]), else 0, in p's dtype.
+Tensor bernoulli(const Tensor& p);
+// num_samples indices per row of probs ([C] or [N, C], non-negative weights, not necessarily normalised),
+// drawn in proportion to the weights; without replacement each index at most once (num_samples <= C).
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
+
+// steps values from start to end inclusive, evenly spaced (f32), and base raised to them.
+Tensor linspace(double start, double end, int64_t steps, DType dtype = DType::f32, Device device = xlite::device());
+Tensor logspace(double start, double end, int64_t steps, double base = 10, DType dtype = DType::f32,
+                Device device = xlite::device());
 
 }  // namespace xlite

@@ -77,6 +77,9 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim
 Tensor prod(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor max(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor min(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// max and min over dims by PyTorch's names (max(x, dim) with one dim returns values and indices, below).
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);  // i64, first index of the max
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor argmax(const Tensor& x);  // over the flattened tensor
@@ -136,6 +139,129 @@ Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int6
                   std::vector<int64_t> padding = {0, 0});
 // y = x w^T + bias, with w of shape [out_features, in_features].
 Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt);
+
+// Activations and elementwise functions written with the ops above (gradients follow from theirs).
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor atan2(const Tensor& y, const Tensor& x);  // the angle of (x, y), in [-pi, pi] (by the zeros' signs)
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor logaddexp(const Tensor& a, const Tensor& b);  // log(exp(a) + exp(b)) without overflow
+Tensor hypot(const Tensor& a, const Tensor& b);      // sqrt(a^2 + b^2) without overflow
+// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's softplus).
+Tensor softplus(const Tensor& x, double beta = 1, double threshold = 20);
+Tensor mish(const Tensor& x);  // x tanh(softplus(x))
+Tensor hardsigmoid(const Tensor& x);
+Tensor hardswish(const Tensor& x);
+Tensor elu(const Tensor& x, double alpha = 1);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor glu(const Tensor& x, int64_t dim = -1);  // a * sigmoid(b) for the two halves of dim
+Tensor clamp_min(const Tensor& x, Scalar min);
+Tensor clamp_max(const Tensor& x, Scalar max);
+// NaN becomes `nan`; infinities become `posinf` and `neginf`, by default the dtype's largest finite values.
+Tensor nan_to_num(const Tensor& x, double nan = 0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+
+// More reductions. any/all give bool; count_nonzero gives i64.
+Tensor any(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor all(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor count_nonzero(const Tensor& x, const std::vector<int64_t>& dims = {});
+Tensor std(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
+// The vector p-norm over dims (all dims when empty): sum(|x|^p)^(1/p) for any p (0 counts non-zeros),
+// INFINITY the largest magnitude, -INFINITY the smallest.
+Tensor norm(const Tensor& x, double p = 2, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// ord "fro" (the 2-norm of the elements) or "nuc" is refused; "fro" is what torch.norm(x, "fro") gives.
+Tensor norm(const Tensor& x, std::string_view ord, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// Values and the index of each along one dim, like torch.max(x, dim): the first index of the extreme.
+struct ValuesIndices {
+  Tensor values;
+  Tensor indices;
+};
+ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim = false);
+ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim = false);
+// |a - b| <= atol + rtol |b| elementwise (equal infinities are close; NaN only with equal_nan).
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);         // a value read: it syncs
+bool equal(const Tensor& a, const Tensor& b);  // same shape and the same values (a value read)
+
+// Scans along a dim. cumsum and cumprod of integers and bools are i64; cummax's indices are those of the
+// latest maximum so far (as PyTorch's).
+Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor cumprod(const Tensor& x, int64_t dim);
+ValuesIndices cummax(const Tensor& x, int64_t dim);
+ValuesIndices cummin(const Tensor& x, int64_t dim);
+
+// Sorting along a dim (stable: equal values keep their order; NaN sorts above every number).
+ValuesIndices sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+// The k largest (or smallest) along dim, sorted.
+ValuesIndices topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true);
+ValuesIndices kthvalue(const Tensor& x, int64_t k, int64_t dim = -1, bool keepdim = false);  // k from 1
+// The lower median, like PyTorch's; without a dim, of every element.
+ValuesIndices median(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor median(const Tensor& x);
+// The most frequent value along dim (the smallest of equally frequent ones) and an index of it.
+ValuesIndices mode(const Tensor& x, int64_t dim = -1, bool keepdim = false);
+
+// Repetition, rotation and diagonals.
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);  // torch.Tensor.repeat
+Tensor tile(const Tensor& x, const std::vector<int64_t>& repeats);
+// Each element `repeats` times along dim; without a dim, of the flattened tensor.
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+// Per-element counts (a 1-D integer tensor): the result's size is data-dependent, so this reads them (a sync).
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt);
+// Elements shifted by shifts along dims, wrapping around; without dims, of the flattened tensor.
+Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
+// 1-D: a square matrix with x on diagonal `offset`; 2-D: that diagonal as a 1-D tensor.
+Tensor diag(const Tensor& x, int64_t offset = 0);
+// Diagonal `offset` of the (dim1, dim2) planes, as the last dim.
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+Tensor trace(const Tensor& x);
+// Windows of `size` every `step` along dim, as a new last dim (torch.Tensor.unfold).
+Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step);
+Tensor clone(const Tensor& x);  // a tensor of its own with the same value; gradients flow through it
+
+// Products.
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);  // [B, N, M] x [B, M, P], no broadcasting
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta = 1, double alpha = 1);
+Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta = 1, double alpha = 1);
+Tensor cross(const Tensor& a, const Tensor& b, int64_t dim = -1);  // the dim must have size 3
+// Einstein summation over letters a-z and A-Z, with "->" (or implicit output: the letters seen once, sorted)
+// and "..." for broadcast dims; operands contract left to right through matmul.
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands);
+
+// Data-dependent shapes: the result's size depends on values, so each reads its operands (a sync, which
+// XLITE_DEBUG reports and compile(fn) guards on like any value read).
+Tensor nonzero(const Tensor& x);  // [count, rank] i64 indices
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+// The sorted distinct values; with inverse, also each element's index in them; with counts, their counts.
+struct Unique {
+  Tensor values;
+  Tensor inverse;
+  Tensor counts;
+};
+Unique unique(const Tensor& x, bool return_inverse = false, bool return_counts = false);
+
+// Convolution and pooling beyond 2-D, and resampling.
+Tensor conv1d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt, int64_t stride = 1,
+              int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1);
+// The gradient of conv2d with respect to its input, as a layer: w is [C_in, C_out / groups, KH, KW].
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt,
+                        std::vector<int64_t> stride = {1, 1}, std::vector<int64_t> padding = {0, 0},
+                        std::vector<int64_t> output_padding = {0, 0}, int64_t groups = 1,
+                        std::vector<int64_t> dilation = {1, 1});
+Tensor avg_pool1d(const Tensor& x, int64_t kernel, int64_t stride = -1, int64_t padding = 0);  // stride -1: kernel
+Tensor max_pool1d(const Tensor& x, int64_t kernel, int64_t stride = -1, int64_t padding = 0);
+// Averages over the windows PyTorch's adaptive pooling picks for an output of `size` (height, width).
+Tensor adaptive_avg_pool2d(const Tensor& x, std::vector<int64_t> size);
+// mode "nearest" or "bilinear" (align_corners as PyTorch's) to an output of `size` (height, width) of
+// x [N, C, H, W].
+Tensor interpolate(const Tensor& x, std::vector<int64_t> size, std::string_view mode = "nearest",
+                   bool align_corners = false);
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
 
 // Runs body as one op named `name`, for ops written with public ops (xlite::nn's losses are): an error
 // raised while it builds its graph, or a bad value found when that graph runs, names `name` (with the

@@ -120,6 +120,21 @@ Tensor conv_weight_grad(const Tensor& g, const Tensor& x, const Tensor& w, const
   }
   return parts.size() == 1 ? parts[0] : concat(parts, 0);
 }
+
+// d cumprod / d x without dividing by x, so exact where x has zeros: dy_i / dx_j is the product of x over
+// k <= i, k != j, which is (product over k < j) * (product over j < k <= i). The second factor for every
+// (j, i) is one cumprod over an [n, n] matrix, so this costs n^2 per row: cumprod along long dims is rare.
+Tensor cumprod_grad(const Tensor& g, const Tensor& x, const Tensor& y, int64_t dim) {
+  const int64_t n = x.shape()[dim];
+  if (n == 0) return zeros_like(x);
+  Tensor xl = transpose(x, dim, -1), gl = transpose(g, dim, -1), yl = transpose(y, dim, -1);
+  Tensor k = arange(n, x.device()), j = reshape(k, {n, 1});
+  Tensor after_j = where(k > j, unsqueeze(xl, -2), 1.0);      // [..., j, k]: x_k for k > j, else 1
+  Tensor partial = cumprod(after_j, -1);                      // [..., j, i]: product over j < k <= i
+  Tensor weights = where(k >= j, unsqueeze(gl, -2), 0.0);     // [..., j, i]: g_i for i >= j
+  Tensor before = pad(slice(yl, -1, 0, n - 1), {1, 0}, 1.0);  // product over k < j
+  return transpose(before * sum(partial * weights, {-1}), dim, -1);
+}
 }  // namespace
 
 std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
@@ -141,6 +156,7 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     case OpId::sin: return {g * cos(x)};
     case OpId::cos: return {-g * sin(x)};
     case OpId::tan: return {g * (y * y + 1.0)};
+    case OpId::atan: return {g / (x * x + 1.0)};
     case OpId::tanh: return {g * (1.0 - y * y)};
     case OpId::sigmoid: return {g * y * (1.0 - y)};
     case OpId::relu: return {where(x > 0, g, 0.0)};
@@ -230,6 +246,18 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     case OpId::scatter_add: {
       const int64_t dim = ir::DimAttrs::of(attrs).dim;
       return {g, Tensor(), gather(g, dim, in[1])};
+    }
+    case OpId::cumsum: {
+      const int64_t dim = ir::DimAttrs::of(attrs).dim;
+      return {flip(cumsum(flip(g, {dim}), dim), {dim})};
+    }
+    case OpId::cumprod: return {cumprod_grad(g, x, y, ir::DimAttrs::of(attrs).dim)};
+    case OpId::cummax:
+    case OpId::cummin: {
+      // Each output is one input element (the latest extreme so far): its gradient goes back there.
+      const int64_t dim = ir::DimAttrs::of(attrs).dim;
+      Tensor index = (node->op == OpId::cummax ? cummax(x, dim) : cummin(x, dim)).indices;
+      return {scatter_add(zeros_like(x), dim, index, g)};
     }
     case OpId::dot: return {matmul(g, swap_last_two(in[1])), matmul(swap_last_two(in[0]), g)};
     case OpId::transfer: return {ops::transfer_to(g, x.device())};

@@ -33,7 +33,9 @@ RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
     case OpClass::ArgReduce: return RegionKind::Reduce;
     case OpClass::Dot: return policy.library_takes(instr.dtype) ? RegionKind::Matmul : RegionKind::Fallback;
     case OpClass::Conv: return policy.library_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
-    case OpClass::ScatterAdd: return RegionKind::Fallback;
+    case OpClass::ScatterAdd:
+    case OpClass::Scan:
+    case OpClass::Sort: return RegionKind::Fallback;
     case OpClass::Transfer: return RegionKind::Transfer;
     case OpClass::CustomCall:
     case OpClass::CustomOutput: return RegionKind::CustomCall;

@@ -33,7 +33,8 @@ enum class AttrKind : uint8_t { Int, Bool, Float, Ints, DTypeName, String };
   X(groups, Int)          \
   X(offset, Int)          \
   X(kernel, String)       \
-  X(args, String)
+  X(args, String)         \
+  X(descending, Bool)
 
 enum class AttrKey : uint8_t {
 #define XLITE_ATTR_ENUM(key, kind) key,

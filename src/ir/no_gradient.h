@@ -15,5 +15,6 @@
   case ::xlite::ir::OpId::lt: case ::xlite::ir::OpId::le: case ::xlite::ir::OpId::gt:                      \
   case ::xlite::ir::OpId::ge: case ::xlite::ir::OpId::logical_and: case ::xlite::ir::OpId::logical_or:     \
   case ::xlite::ir::OpId::logical_xor: case ::xlite::ir::OpId::argmax: case ::xlite::ir::OpId::argmin:   \
+  case ::xlite::ir::OpId::argsort:                                                                         \
   case ::xlite::ir::OpId::custom_call: case ::xlite::ir::OpId::custom_output
 // clang-format on

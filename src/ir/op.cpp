@@ -32,6 +32,8 @@ bool is_elementwise_class(OpClass cls) {
     case OpClass::Random:
     case OpClass::Reduce:
     case OpClass::ArgReduce:
+    case OpClass::Scan:
+    case OpClass::Sort:
     case OpClass::Reshape:
     case OpClass::Transpose:
     case OpClass::Broadcast:
@@ -59,6 +61,7 @@ bool is_differentiable(OpId op) {
     case OpClass::Compare:
     case OpClass::Logical:
     case OpClass::ArgReduce:
+    case OpClass::Sort:
     case OpClass::Leaf:
     case OpClass::Random:
     case OpClass::CustomCall:  // its kernel's backward, through custom rules on its results
@@ -69,6 +72,7 @@ bool is_differentiable(OpId op) {
     case OpClass::Binary:
     case OpClass::Select:
     case OpClass::Reduce:
+    case OpClass::Scan:
     case OpClass::Reshape:
     case OpClass::Transpose:
     case OpClass::Broadcast:
@@ -111,6 +115,7 @@ XLITE_DEFINE_VIEW(CompareOp, compare_op, XLITE_COMPARE_OPS)
 XLITE_DEFINE_VIEW(LogicalOp, logical_op, XLITE_LOGICAL_OPS)
 XLITE_DEFINE_VIEW(ReduceOp, reduce_op, XLITE_REDUCE_OPS)
 XLITE_DEFINE_VIEW(ArgReduceOp, arg_reduce_op, XLITE_ARG_REDUCE_OPS)
+XLITE_DEFINE_VIEW(ScanOp, scan_op, XLITE_SCAN_OPS)
 #undef XLITE_DEFINE_VIEW
 #undef XLITE_VIEW_CASE
 

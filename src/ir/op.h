@@ -47,6 +47,7 @@ enum OpTrait : uint8_t {
   X(sin, "sin", 1, UnaryFloat, kExpensive, NoAttrs)             \
   X(cos, "cos", 1, UnaryFloat, kExpensive, NoAttrs)             \
   X(tan, "tan", 1, UnaryFloat, kExpensive, NoAttrs)             \
+  X(atan, "atan", 1, UnaryFloat, kExpensive, NoAttrs)           \
   X(tanh, "tanh", 1, UnaryFloat, kExpensive, NoAttrs)           \
   X(sigmoid, "sigmoid", 1, UnaryFloat, kExpensive, NoAttrs)     \
   X(gelu, "gelu", 1, UnaryFloat, kExpensive, NoAttrs)           \
@@ -96,6 +97,12 @@ enum OpTrait : uint8_t {
   X(argmax, "argmax", 1, ArgReduce, 0, ArgReduceAttrs) \
   X(argmin, "argmin", 1, ArgReduce, 0, ArgReduceAttrs)
 
+#define XLITE_SCAN_OPS(X)                     \
+  X(cumsum, "cumsum", 1, Scan, 0, DimAttrs)   \
+  X(cumprod, "cumprod", 1, Scan, 0, DimAttrs) \
+  X(cummax, "cummax", 1, Scan, 0, DimAttrs)   \
+  X(cummin, "cummin", 1, Scan, 0, DimAttrs)
+
 // Classes of one op each.
 #define XLITE_SINGLE_OPS(X)                                                                 \
   X(convert, "convert", 1, Convert, 0, ConvertAttrs)                                        \
@@ -110,6 +117,7 @@ enum OpTrait : uint8_t {
   X(gather, "gather", 2, Gather, kExpensive | kRaisesOnBadIndex, DimAttrs)                  \
   X(index_select, "index_select", 2, IndexSelect, kExpensive | kRaisesOnBadIndex, DimAttrs) \
   X(scatter_add, "scatter_add", 3, ScatterAdd, kRaisesOnBadIndex, DimAttrs)                 \
+  X(argsort, "argsort", 1, Sort, 0, SortAttrs)                                              \
   X(dot, "dot", 2, Dot, 0, NoAttrs)                                                         \
   X(conv2d, "conv2d", 2, Conv, 0, ConvAttrs)                                                \
   X(transfer, "transfer", 1, Transfer, 0, NoAttrs)                                          \
@@ -127,6 +135,7 @@ enum OpTrait : uint8_t {
   XLITE_LOGICAL_OPS(X)     \
   XLITE_REDUCE_OPS(X)      \
   XLITE_ARG_REDUCE_OPS(X)  \
+  XLITE_SCAN_OPS(X)        \
   XLITE_SINGLE_OPS(X)
 
 enum class OpId : uint16_t {
@@ -152,6 +161,8 @@ enum class OpClass : uint8_t {
   Select,        // (bool cond, a, b) of one shape
   Reduce,        // attrs dims, keepdim
   ArgReduce,     // attrs dim, keepdim; i64 out
+  Scan,          // attr dim: the running sum, product, maximum or minimum along dim; same shape and dtype out
+  Sort,          // attrs dim, descending: the stable sorting permutation along dim (NaN above numbers); i64 out
   Reshape,       // attr shape
   Transpose,     // attr perm
   Broadcast,     // attrs shape, dims (operand dim i -> output dim dims[i]; size 1 expands)
@@ -211,6 +222,7 @@ enum class CompareOp : uint8_t { XLITE_COMPARE_OPS(XLITE_SUB_ENUM) };
 enum class LogicalOp : uint8_t { XLITE_LOGICAL_OPS(XLITE_SUB_ENUM) };
 enum class ReduceOp : uint8_t { XLITE_REDUCE_OPS(XLITE_SUB_ENUM) };
 enum class ArgReduceOp : uint8_t { XLITE_ARG_REDUCE_OPS(XLITE_SUB_ENUM) };
+enum class ScanOp : uint8_t { XLITE_SCAN_OPS(XLITE_SUB_ENUM) };
 #undef XLITE_SUB_ENUM
 LeafOp leaf_op(OpId op);
 RandomOp random_op(OpId op);
@@ -222,6 +234,7 @@ CompareOp compare_op(OpId op);
 LogicalOp logical_op(OpId op);
 ReduceOp reduce_op(OpId op);
 ArgReduceOp arg_reduce_op(OpId op);
+ScanOp scan_op(OpId op);
 
 // An error about IR op `op` as the user sees it: "[origin] message (in op)" when a public op `origin` built
 // it (cross_entropy's gather), else "[op] message". Shape-rule errors at trace time and value errors at run

@@ -32,6 +32,7 @@ enum class OpId : uint16_t;
 #define XLITE_BROADCAST_ATTRS(F) F(shape, Ints) F(dims, Ints)
 #define XLITE_SLICE_ATTRS(F) F(start, Ints) F(limit, Ints) F(stride, Ints)
 #define XLITE_DIM_ATTRS(F) F(dim, Int)
+#define XLITE_SORT_ATTRS(F) F(dim, Int) F(descending, Bool)
 #define XLITE_PAD_ATTRS(F) F(lo, Ints) F(hi, Ints) F(value, Float)
 #define XLITE_FLIP_ATTRS(F) F(dims, Ints)
 #define XLITE_CONV_ATTRS(F) F(stride, Ints) F(lo, Ints) F(hi, Ints) F(dilation, Ints) F(groups, Int)
@@ -53,6 +54,7 @@ enum class OpId : uint16_t;
   X(BroadcastAttrs, XLITE_BROADCAST_ATTRS)    \
   X(SliceAttrs, XLITE_SLICE_ATTRS)            \
   X(DimAttrs, XLITE_DIM_ATTRS)                \
+  X(SortAttrs, XLITE_SORT_ATTRS)              \
   X(PadAttrs, XLITE_PAD_ATTRS)                \
   X(FlipAttrs, XLITE_FLIP_ATTRS)              \
   X(ConvAttrs, XLITE_CONV_ATTRS)              \

@@ -134,6 +134,14 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       if (in[0].shape[dim] == 0) fail(op, "cannot reduce an empty dim");
       return {reduced_shape(in[0].shape, std::span<const int64_t>(&dim, 1), reduce.keepdim), DType::i64};
     }
+    case OpClass::Scan:
+      require_dim_valid(op, DimAttrs::of(attrs).dim, in[0].shape.size());
+      if (in[0].dtype == DType::bool_) fail(op, "bool operands not supported");
+      return in[0];
+    case OpClass::Sort:
+      require_dim_valid(op, SortAttrs::of(attrs).dim, in[0].shape.size());
+      if (in[0].dtype == DType::bool_) fail(op, "bool operands not supported");
+      return {in[0].shape, DType::i64};
     case OpClass::Reshape: {
       const auto target = ReshapeAttrs::of(attrs).shape;
       const Shape shape(target.begin(), target.end());

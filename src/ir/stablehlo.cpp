@@ -70,6 +70,8 @@ class Lowering {
       case OpClass::Select: return w_.select(in[0], in[1], in[2]);
       case OpClass::Reduce: return reduce(instr, in[0]);
       case OpClass::ArgReduce: return arg_reduce(instr, in[0]);
+      case OpClass::Scan: return scan(instr, in[0]);
+      case OpClass::Sort: return sort(instr, in[0]);
       case OpClass::Reshape: return w_.reshape(in[0], instr.shape);
       case OpClass::Transpose:
         return w_.op("stablehlo.transpose", in, instr.shape, instr.dtype,
@@ -181,6 +183,7 @@ class Lowering {
       case UnaryFloatOp::sin: return w_.same("stablehlo.sine", {x});
       case UnaryFloatOp::cos: return w_.same("stablehlo.cosine", {x});
       case UnaryFloatOp::tan: return w_.same("stablehlo.tan", {x});
+      case UnaryFloatOp::atan: return w_.same("stablehlo.atan2", {x, splat(1, x)});
       case UnaryFloatOp::tanh: return w_.same("stablehlo.tanh", {x});
       case UnaryFloatOp::sigmoid: return w_.same("stablehlo.logistic", {x});
       case UnaryFloatOp::erf: return w_.same("chlo.erf", {x});
@@ -270,25 +273,35 @@ class Lowering {
     return "stablehlo.and";
   }
 
+  // The identity and the combining op of a reduction or scan over `acc` values (bools: or / and).
+  enum class Combiner { sum, product, maximum, minimum };
+  std::pair<Value, std::string_view> combiner(Combiner kind, DType acc) {
+    switch (kind) {
+      case Combiner::sum: return {w_.constant(0, acc), "stablehlo.add"};
+      case Combiner::product: return {w_.constant(1, acc), "stablehlo.multiply"};
+      case Combiner::maximum:
+        return {w_.constant_literal(extreme(acc, false), acc),
+                acc == DType::bool_ ? "stablehlo.or" : "stablehlo.maximum"};
+      case Combiner::minimum:
+        return {w_.constant_literal(extreme(acc, true), acc),
+                acc == DType::bool_ ? "stablehlo.and" : "stablehlo.minimum"};
+    }
+    XLITE_FAIL("[stablehlo] no combiner");
+  }
+
   Value reduce(const Instr& instr, const Value& x) {
     const ReduceAttrs attrs = ReduceAttrs::of(instr.attrs);
     std::vector<int64_t> dims(attrs.dims.begin(), attrs.dims.end());
     std::sort(dims.begin(), dims.end());
     const DType acc = accumulator(x.dtype);
-    Value initial;
-    std::string_view combine;
+    Combiner kind = Combiner::sum;
     switch (reduce_op(instr.op)) {
-      case ReduceOp::reduce_sum: initial = w_.constant(0, acc), combine = "stablehlo.add"; break;
-      case ReduceOp::reduce_prod: initial = w_.constant(1, acc), combine = "stablehlo.multiply"; break;
-      case ReduceOp::reduce_max:
-        initial = w_.constant_literal(extreme(acc, false), acc);
-        combine = acc == DType::bool_ ? "stablehlo.or" : "stablehlo.maximum";
-        break;
-      case ReduceOp::reduce_min:
-        initial = w_.constant_literal(extreme(acc, true), acc);
-        combine = acc == DType::bool_ ? "stablehlo.and" : "stablehlo.minimum";
-        break;
+      case ReduceOp::reduce_sum: kind = Combiner::sum; break;
+      case ReduceOp::reduce_prod: kind = Combiner::product; break;
+      case ReduceOp::reduce_max: kind = Combiner::maximum; break;
+      case ReduceOp::reduce_min: kind = Combiner::minimum; break;
     }
+    const auto [initial, combine] = combiner(kind, acc);
     const std::vector<Value> reduced =
         w_.op_with_region("stablehlo.reduce", {w_.convert(x, acc), initial}, {{"", without_dims(x.shape, dims), acc}},
                           "dimensions = " + i64_array(dims), {acc, acc},
@@ -296,6 +309,58 @@ class Lowering {
                             return {body.same(combine, {args[0], args[1]})};
                           });
     return w_.reshape(w_.convert(reduced[0], x.dtype), instr.shape);
+  }
+
+  // A running reduction as XLA writes one: a window of the whole dim, padded before by all but one element
+  // with the combiner's identity, so that output k reduces elements 0..k.
+  Value scan(const Instr& instr, const Value& x) {
+    const int64_t dim = DimAttrs::of(instr.attrs).dim, rank = static_cast<int64_t>(x.shape.size());
+    if (x.shape[dim] == 0) return x;  // nothing to scan; XLA refuses a window of size 0
+    const DType acc = accumulator(x.dtype);
+    Combiner kind = Combiner::sum;
+    switch (scan_op(instr.op)) {
+      case ScanOp::cumsum: kind = Combiner::sum; break;
+      case ScanOp::cumprod: kind = Combiner::product; break;
+      case ScanOp::cummax: kind = Combiner::maximum; break;
+      case ScanOp::cummin: kind = Combiner::minimum; break;
+    }
+    const auto [initial, combine] = combiner(kind, acc);
+    std::vector<int64_t> window(rank, 1);
+    window[dim] = x.shape[dim];
+    std::string padding = "dense<[";
+    for (int64_t d = 0; d < rank; ++d)
+      padding += std::string(d ? ", " : "") + "[" + std::to_string(d == dim ? x.shape[dim] - 1 : 0) + ", 0]";
+    padding += "]> : tensor<" + std::to_string(rank) + "x2xi64>";
+    const std::vector<Value> scanned =
+        w_.op_with_region("stablehlo.reduce_window", {w_.convert(x, acc), initial}, {{"", x.shape, acc}},
+                          "padding = " + padding + ", window_dimensions = " + i64_array(window), {acc, acc},
+                          [&](Writer& body, std::span<const Value> args) -> std::vector<Value> {
+                            return {body.same(combine, {args[0], args[1]})};
+                          });
+    return w_.convert(scanned[0], x.dtype);
+  }
+
+  // A stable sort of (value, position) pairs by value, NaN above every number; the positions are the result.
+  Value sort(const Instr& instr, const Value& x) {
+    const SortAttrs attrs = SortAttrs::of(instr.attrs);
+    const Value position = iota(x.shape, attrs.dim, DType::i64);
+    const bool floating = is_floating(x.dtype);
+    const std::vector<Value> sorted = w_.op_with_region(
+        "stablehlo.sort", {x, position}, {{"", x.shape, x.dtype}, {"", x.shape, DType::i64}},
+        "dimension = " + std::to_string(attrs.dim) + " : i64, is_stable = true",
+        {x.dtype, x.dtype, DType::i64, DType::i64},
+        [&](Writer& body, std::span<const Value> args) -> std::vector<Value> {
+          const Value &a = args[0], &b = args[1];
+          Value before = body.compare(a, b, attrs.descending ? "GT" : "LT");
+          if (floating) {  // ascending: a number before NaN; descending: NaN before a number
+            const Value a_nan = body.compare(a, a, "NE"), b_nan = body.compare(b, b, "NE");
+            const Value first_nan = attrs.descending ? a_nan : b_nan, second_nan = attrs.descending ? b_nan : a_nan;
+            before = body.select(first_nan, body.same("stablehlo.not", {second_nan}),
+                                 body.same("stablehlo.and", {before, body.same("stablehlo.not", {second_nan})}));
+          }
+          return {before};
+        });
+    return sorted[1];
   }
 
   // A variadic reduce over (value, index) pairs whose combiner keeps the better pair: the larger (argmax) or

@@ -114,6 +114,7 @@ Tensor rsqrt(const Tensor& x) { return unary_float("rsqrt", OpId::rsqrt, x); }
 Tensor sin(const Tensor& x) { return unary_float("sin", OpId::sin, x); }
 Tensor cos(const Tensor& x) { return unary_float("cos", OpId::cos, x); }
 Tensor tan(const Tensor& x) { return unary_float("tan", OpId::tan, x); }
+Tensor atan(const Tensor& x) { return unary_float("atan", OpId::atan, x); }
 Tensor tanh(const Tensor& x) { return unary_float("tanh", OpId::tanh, x); }
 Tensor sigmoid(const Tensor& x) { return unary_float("sigmoid", OpId::sigmoid, x); }
 Tensor silu(const Tensor& x) { return unary_float("silu", OpId::silu, x); }

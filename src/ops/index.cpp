@@ -237,7 +237,7 @@ Tensor pooling_windows(const Tensor& x, std::vector<int64_t>& kernel, std::vecto
 Tensor max_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride,
                   std::vector<int64_t> padding) {
   OpScope scope("max_pool2d");
-  return scope.finish(max(pooling_windows(x, kernel, stride, padding, -INFINITY), {0}));
+  return scope.finish(amax(pooling_windows(x, kernel, stride, padding, -INFINITY), {0}));
 }
 
 Tensor avg_pool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride,

@@ -82,6 +82,11 @@ Tensor OpScope::finish(Tensor result) {
   return result;
 }
 
+ValuesIndices OpScope::finish(ValuesIndices results) {
+  std::vector<Tensor> both = finish(std::vector<Tensor>{results.values, results.indices});
+  return {both[0], both[1]};
+}
+
 std::vector<Tensor> OpScope::finish(std::vector<Tensor> results) {
   if (!outermost_) return results;
   if (lazy::eager()) {

@@ -10,6 +10,7 @@
 #include "tensor/tensor_impl.h"
 #include "ir/node.h"
 #include "xlite/error.h"
+#include "xlite/ops.h"
 #include "xlite/tensor.h"
 
 namespace xlite::ops {
@@ -24,6 +25,7 @@ class OpScope {
   OpScope& operator=(const OpScope&) = delete;
   Tensor finish(Tensor result);
   std::vector<Tensor> finish(std::vector<Tensor> results);
+  ValuesIndices finish(ValuesIndices results);  // both run together in eager mode
 
  private:
   bool outermost_;

@@ -1,8 +1,10 @@
 // Reductions and the normalisations built from them (softmax, log_softmax, logsumexp, var).
 #include <algorithm>
+#include <cmath>
 
 #include "ops/op_support.h"
 #include "ir/op_attrs.h"
+#include "xlite/factories.h"
 #include "xlite/ops.h"
 
 namespace xlite {
@@ -56,24 +58,32 @@ Tensor arg_reduce(const char* name, OpId op, const Tensor& x, int64_t dim, bool 
 }
 }  // namespace
 
-Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  OpScope scope("sum");
-  return scope.finish(reduce(OpId::reduce_sum, widen_for_accumulation(x), dims, keepdim));
+namespace {
+// A public reduction: the op scope named `name` around the IR reduction (sums and products widened).
+Tensor named_reduce(const char* name, OpId op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  OpScope scope(name);
+  const bool widen = op == OpId::reduce_sum || op == OpId::reduce_prod;
+  return scope.finish(reduce(op, widen ? widen_for_accumulation(x) : x, dims, keepdim));
 }
+}  // namespace
 
-Tensor prod(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  OpScope scope("prod");
-  return scope.finish(reduce(OpId::reduce_prod, widen_for_accumulation(x), dims, keepdim));
+Tensor sum(const Tensor& x, const std::vector<int64_t>& d, bool k) {
+  return named_reduce("sum", OpId::reduce_sum, x, d, k);
 }
-
-Tensor max(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  OpScope scope("max");
-  return scope.finish(reduce(OpId::reduce_max, x, dims, keepdim));
+Tensor prod(const Tensor& x, const std::vector<int64_t>& d, bool k) {
+  return named_reduce("prod", OpId::reduce_prod, x, d, k);
 }
-
-Tensor min(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  OpScope scope("min");
-  return scope.finish(reduce(OpId::reduce_min, x, dims, keepdim));
+Tensor max(const Tensor& x, const std::vector<int64_t>& d, bool k) {
+  return named_reduce("max", OpId::reduce_max, x, d, k);
+}
+Tensor min(const Tensor& x, const std::vector<int64_t>& d, bool k) {
+  return named_reduce("min", OpId::reduce_min, x, d, k);
+}
+Tensor amax(const Tensor& x, const std::vector<int64_t>& d, bool k) {
+  return named_reduce("amax", OpId::reduce_max, x, d, k);
+}
+Tensor amin(const Tensor& x, const std::vector<int64_t>& d, bool k) {
+  return named_reduce("amin", OpId::reduce_min, x, d, k);
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
@@ -143,7 +153,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   if (x.shape()[d] == 0)
     return scope.finish(
         ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
-  Tensor e = exp(xf - max(xf, {d}, true));
+  Tensor e = exp(xf - amax(xf, {d}, true));
   Tensor r = e / sum(e, {d}, true);
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
 }
@@ -157,9 +167,92 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   if (x.shape()[d] == 0)
     return scope.finish(
         ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
-  Tensor shifted = xf - max(xf, {d}, true);
+  Tensor shifted = xf - amax(xf, {d}, true);
   Tensor r = shifted - log(sum(exp(shifted), {d}, true));
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
+}
+
+}  // namespace xlite
+
+namespace xlite {
+
+Tensor any(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  OpScope scope("any");
+  return scope.finish(sum(ne(x, 0), dims, keepdim) > 0);
+}
+
+Tensor all(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  OpScope scope("all");
+  return scope.finish(sum(eq(x, 0), dims, keepdim) == 0);
+}
+
+Tensor count_nonzero(const Tensor& x, const std::vector<int64_t>& dims) {
+  OpScope scope("count_nonzero");
+  return scope.finish(sum(ne(x, 0), dims));
+}
+
+Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  OpScope scope("std");
+  return scope.finish(sqrt(var(x, dims, correction, keepdim)));
+}
+
+Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool keepdim) {
+  OpScope scope("norm");
+  DType dtype = ops::impl_of(x).dtype();
+  if (!is_floating(dtype)) ops::fail("needs a floating tensor, got " + std::string(dtype_name(dtype)));
+  if (std::isnan(p)) ops::fail("p must be a number, got nan");
+  Tensor a = abs(x);
+  if (std::isinf(p)) return scope.finish(p > 0 ? max(a, dims, keepdim) : min(a, dims, keepdim));
+  if (p == 0) return scope.finish(ops::convert_to(sum(ne(x, 0), dims, keepdim), dtype));
+  if (p == 1) return scope.finish(sum(a, dims, keepdim));
+  // The root of a zero sum has an infinite derivative: give those rows a zero gradient instead of NaN,
+  // like PyTorch's norm.
+  Tensor s = p == 2 ? sum(square(x), dims, keepdim) : sum(pow(a, p), dims, keepdim);
+  Tensor zero = s == 0;
+  Tensor root = p == 2 ? sqrt(where(zero, 1.0, s)) : pow(where(zero, 1.0, s), 1.0 / p);
+  return scope.finish(where(zero, 0.0, root));
+}
+
+Tensor norm(const Tensor& x, std::string_view ord, const std::vector<int64_t>& dims, bool keepdim) {
+  OpScope scope("norm");
+  if (ord != "fro") ops::fail("ord must be \"fro\" or a number, got \"" + std::string(ord) + "\"");
+  return scope.finish(norm(x, 2.0, dims, keepdim));
+}
+
+namespace {
+ValuesIndices extreme_along(const char* name, bool largest, const Tensor& x, int64_t dim, bool keepdim) {
+  OpScope scope(name);
+  const int64_t d = ops::normalize_dim(dim, x.dim() == 0 ? 1 : x.dim());
+  if (x.dim() == 0) return scope.finish(ValuesIndices{ops::fresh_handle(x), zeros({}, DType::i64, x.device())});
+  Tensor values = largest ? amax(x, {d}, keepdim) : amin(x, {d}, keepdim);
+  Tensor indices = largest ? argmax(x, d, keepdim) : argmin(x, d, keepdim);
+  return scope.finish(ValuesIndices{values, indices});
+}
+}  // namespace
+
+ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_along("max", true, x, dim, keepdim); }
+ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_along("min", false, x, dim, keepdim); }
+
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  OpScope scope("isclose");
+  if (rtol < 0 || atol < 0) ops::fail("rtol and atol must be >= 0");
+  // Equal values (infinities among them) are close; otherwise the distance decides, which is never true
+  // for an infinity or NaN.
+  Tensor finite = logical_not(logical_or(logical_or(isnan(a), isinf(a)), logical_or(isnan(b), isinf(b))));
+  Tensor close = logical_or(eq(a, b), logical_and(finite, le(abs(a - b), abs(b) * rtol + atol)));
+  if (equal_nan) close = logical_or(close, logical_and(isnan(a), isnan(b)));
+  return scope.finish(close);
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  OpScope scope("allclose");
+  return all(isclose(a, b, rtol, atol, equal_nan)).item<bool>();
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  OpScope scope("equal");
+  if (a.shape() != b.shape()) return false;
+  return all(eq(a, b)).item<bool>();
 }
 
 }  // namespace xlite

@@ -38,6 +38,7 @@ SavedValues saved_values(ir::OpId op, std::span<const bool> needs_grad) {
     case OpId::log:
     case OpId::log1p:
     case OpId::sin:
+    case OpId::atan:
     case OpId::cos:
     case OpId::relu:
     case OpId::gelu:
@@ -59,6 +60,10 @@ SavedValues saved_values(ir::OpId op, std::span<const bool> needs_grad) {
     case OpId::gather:
     case OpId::index_select: return {needs(0) ? second : 0, false};
     case OpId::scatter_add: return {needs(2) ? second : 0, false};
+    case OpId::cumsum: return {0, false};
+    case OpId::cummax:
+    case OpId::cummin: return {first, false};
+    case OpId::cumprod: return {first, true};
     case OpId::transfer: return {0, false};
     case OpId::count_: break;
   }

@@ -176,6 +176,7 @@ llvm::Value* ElementGenerator::unary(OpId op, DType d, llvm::Value* x) {
     case UnaryFloatOp::sin: return math(MathFn::sin, d, x);
     case UnaryFloatOp::cos: return math(MathFn::cos, d, x);
     case UnaryFloatOp::tan: return math(MathFn::tan, d, x);
+    case UnaryFloatOp::atan: return math(MathFn::atan, d, x);
     case UnaryFloatOp::tanh: return math(MathFn::tanh, d, x);
     case UnaryFloatOp::erf: return math(MathFn::erf, d, x);
     case UnaryFloatOp::sigmoid: return sigmoid_of(d, x);
@@ -527,6 +528,8 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       XLITE_FAIL("[codegen] " + std::string(ir::op_name(instr.op)) +
                  " is fused into a loop that does not run by its rows");
     case OpClass::ArgReduce:
+    case OpClass::Scan:
+    case OpClass::Sort:
     case OpClass::ScatterAdd:
     case OpClass::Dot:
     case OpClass::Conv:

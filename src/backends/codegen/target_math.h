@@ -8,7 +8,7 @@
 
 namespace xlite::backends::codegen {
 
-enum class MathFn { exp, expm1, log, log1p, sin, cos, tan, tanh, erf };
+enum class MathFn { exp, expm1, log, log1p, sin, cos, tan, atan, tanh, erf };
 
 class TargetMath {
  public:

@@ -1,6 +1,6 @@
 // The CPU's TargetMath: f32 exp, log, tanh, erf, sin, cos and tan as the inline polynomials of math.cpp
-// (they vectorise with the loop around them), everything else and every f64 through libm, and integer
-// powers through a runtime helper the JIT resolves in this process.
+// (they vectorise with the loop around them), everything else (atan, expm1, log1p) and every f64 through libm, and
+// integer powers through a runtime helper the JIT resolves in this process.
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/math.h"
 
@@ -28,6 +28,7 @@ class CpuMath final : public codegen::TargetMath {
       case MathFn::sin: return f32 ? math::trig_f32(b, module, x, math::Trig::sin) : libm(b, module, "sin", dtype, x);
       case MathFn::cos: return f32 ? math::trig_f32(b, module, x, math::Trig::cos) : libm(b, module, "cos", dtype, x);
       case MathFn::tan: return f32 ? math::trig_f32(b, module, x, math::Trig::tan) : libm(b, module, "tan", dtype, x);
+      case MathFn::atan: return libm(b, module, f32 ? "atanf" : "atan", dtype, x);
       case MathFn::tanh: return f32 ? math::tanh_f32(b, x) : libm(b, module, "tanh", dtype, x);
       case MathFn::erf: return f32 ? math::erf_f32(b, x) : libm(b, module, "erf", dtype, x);
     }

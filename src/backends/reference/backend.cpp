@@ -17,6 +17,8 @@ const KernelTable& kernels() {
     register_reduce_kernels(t);
     register_layout_kernels(t);
     register_index_kernels(t);
+    register_scan_kernels(t);
+    register_sort_kernels(t);
     register_dot_kernels(t);
     register_conv_kernels(t);
     register_custom_kernels(t);

@@ -87,6 +87,7 @@ double unary_float(OpId op, double x) {
     case UnaryFloatOp::sin: return std::sin(x);
     case UnaryFloatOp::cos: return std::cos(x);
     case UnaryFloatOp::tan: return std::tan(x);
+    case UnaryFloatOp::atan: return std::atan(x);
     case UnaryFloatOp::tanh: return std::tanh(x);
     case UnaryFloatOp::sigmoid: return 1.0 / (1.0 + std::exp(-x));
     case UnaryFloatOp::gelu: return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752));
@@ -260,6 +261,8 @@ void register_elementwise_kernels(KernelTable& table) {
       case ir::OpClass::Leaf:  // constant and iota below; parameters are bound, not computed
       case ir::OpClass::Reduce:
       case ir::OpClass::ArgReduce:
+      case ir::OpClass::Scan:
+      case ir::OpClass::Sort:
       case ir::OpClass::Reshape:
       case ir::OpClass::Transpose:
       case ir::OpClass::Broadcast:

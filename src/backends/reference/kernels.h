@@ -26,6 +26,8 @@ void register_elementwise_kernels(KernelTable& table);
 void register_reduce_kernels(KernelTable& table);
 void register_layout_kernels(KernelTable& table);
 void register_index_kernels(KernelTable& table);
+void register_scan_kernels(KernelTable& table);
+void register_sort_kernels(KernelTable& table);
 void register_dot_kernels(KernelTable& table);
 void register_conv_kernels(KernelTable& table);
 void register_custom_kernels(KernelTable& table);
