@@ -79,3 +79,4 @@ xlite_layer(debug FOLDERS debug BELOW lazy)
 # Built only from the public API (include/xlite).
 xlite_layer(nn FOLDERS nn)
 xlite_layer(optim FOLDERS optim)
+xlite_layer(data FOLDERS data)

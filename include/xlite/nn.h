@@ -1,9 +1,12 @@
 #pragma once
 // Neural-network building blocks, made only of public ops. Parameters are ordinary tensors that require
 // grad; optimizers update them in place, so a synced training step donates their buffers.
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +33,13 @@ class Module {
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_.get(); }
+
+  // Calls fn on every child (depth first) and then on this module, like PyTorch's apply (for init).
+  void apply(const std::function<void(Module&)>& fn);
+  // The number of parameter elements; trainable_only counts those that require grad.
+  int64_t num_parameters(bool trainable_only = false) const;
+  // The direct children, by name.
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
 
  protected:
   Tensor register_parameter(const std::string& name, Tensor value);  // makes it require grad
@@ -161,10 +171,192 @@ class CausalSelfAttention : public UnaryModule {
   int64_t heads;
 };
 
-// Losses, averaged over the elements (targets equal to ignore_index do not count).
+// Normalisation over the batch, per channel (dim 1) of [N, C] or [N, C, L] (BatchNorm1d) and [N, C, H, W]
+// (BatchNorm2d). Training normalises with the batch statistics and updates running_mean and running_var
+// (unbiased) in place by momentum; eval normalises with the running statistics.
+class BatchNorm : public UnaryModule {
+ public:
+  BatchNorm(int64_t num_features, int64_t input_rank_low, int64_t input_rank_high, double eps = 1e-5,
+            double momentum = 0.1, bool affine = true, bool track_running_stats = true);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+  double eps, momentum;
+
+ private:
+  int64_t rank_low_, rank_high_;
+};
+class BatchNorm1d : public BatchNorm {
+ public:
+  explicit BatchNorm1d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
+                       bool track_running_stats = true)
+      : BatchNorm(num_features, 2, 3, eps, momentum, affine, track_running_stats) {}
+};
+class BatchNorm2d : public BatchNorm {
+ public:
+  explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true,
+                       bool track_running_stats = true)
+      : BatchNorm(num_features, 4, 4, eps, momentum, affine, track_running_stats) {}
+};
+
+// Normalisation over groups of channels of [N, C, ...], per sample; weight and bias per channel.
+class GroupNorm : public UnaryModule {
+ public:
+  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+  int64_t num_groups;
+  double eps;
+};
+
+// Normalisation of each channel of each sample of [N, C, H, W] (no running statistics, like PyTorch's
+// default).
+class InstanceNorm2d : public UnaryModule {
+ public:
+  explicit InstanceNorm2d(int64_t num_features, double eps = 1e-5, bool affine = false);
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+  double eps;
+};
+
+// Options of the convolution modules, with PyTorch's defaults; kernel, stride, padding and dilation give
+// (height, width) for 2-D (one value stands for both).
+struct ConvOptions {
+  std::vector<int64_t> stride = {1};
+  std::vector<int64_t> padding = {0};
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> output_padding = {0};  // ConvTranspose2d only
+  int64_t groups = 1;
+  bool bias = true;
+};
+
+// 1-D convolution over [N, C, L]; weight [out, in / groups, k].
+class Conv1d : public UnaryModule {
+ public:
+  Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, ConvOptions options = {});
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+  ConvOptions options;
+};
+
+// Transposed 2-D convolution over [N, C, H, W]; weight [in, out / groups, kh, kw]; kernel is (kh, kw) or one
+// value for both.
+class ConvTranspose2d : public UnaryModule {
+ public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel, ConvOptions options = {});
+  Tensor forward(const Tensor& x) override;
+  Tensor weight, bias;
+  ConvOptions options;
+};
+
+// Activations as modules, and a module around any function of one tensor.
+class Lambda : public UnaryModule {
+ public:
+  explicit Lambda(std::function<Tensor(const Tensor&)> fn) : fn_(std::move(fn)) {}
+  Tensor forward(const Tensor& x) override { return fn_(x); }
+
+ private:
+  std::function<Tensor(const Tensor&)> fn_;
+};
+class Identity : public UnaryModule {
+ public:
+  Tensor forward(const Tensor& x) override { return x; }
+};
+class GELU : public UnaryModule {
+ public:
+  explicit GELU(std::string approximate = "none") : approximate(std::move(approximate)) {}
+  Tensor forward(const Tensor& x) override;
+  std::string approximate;
+};
+class Tanh : public UnaryModule {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+class Sigmoid : public UnaryModule {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+class SiLU : public UnaryModule {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+class Softmax : public UnaryModule {
+ public:
+  explicit Softmax(int64_t dim = -1) : dim(dim) {}
+  Tensor forward(const Tensor& x) override;
+  int64_t dim;
+};
+
+// Containers whose children are registered (their parameters are the container's, named "0.weight" or
+// "name.weight").
+class ModuleList : public Module {
+ public:
+  ModuleList() = default;
+  explicit ModuleList(std::vector<std::shared_ptr<Module>> modules);
+  void push_back(std::shared_ptr<Module> module);
+  size_t size() const { return modules_.size(); }
+  std::shared_ptr<Module> operator[](size_t i) const;
+  auto begin() const { return modules_.begin(); }
+  auto end() const { return modules_.end(); }
+
+ private:
+  std::vector<std::shared_ptr<Module>> modules_;
+};
+
+class ModuleDict : public Module {
+ public:
+  ModuleDict() = default;
+  void insert(const std::string& name, std::shared_ptr<Module> module);
+  bool contains(const std::string& name) const { return modules_.count(name) > 0; }
+  std::shared_ptr<Module> operator[](const std::string& name) const;  // raises for an unknown name
+  size_t size() const { return modules_.size(); }
+
+ private:
+  std::map<std::string, std::shared_ptr<Module>> modules_;
+};
+
+// Initialisers (torch.nn.init): each fills a tensor in place with values from the global generator.
+// fan_in and fan_out are PyTorch's: dims 1 and 0 times the product of the dims after 1.
+namespace init {
+void uniform_(Tensor& t, double a = 0, double b = 1);
+void normal_(Tensor& t, double mean = 0, double std = 1);
+void zeros_(Tensor& t);
+void ones_(Tensor& t);
+void constant_(Tensor& t, double value);
+void xavier_uniform_(Tensor& t, double gain = 1);
+void xavier_normal_(Tensor& t, double gain = 1);
+// mode "fan_in" or "fan_out"; nonlinearity "relu", "leaky_relu" (slope a), "linear", "tanh" or "sigmoid".
+void kaiming_uniform_(Tensor& t, double a = 0, std::string_view mode = "fan_in",
+                      std::string_view nonlinearity = "leaky_relu");
+void kaiming_normal_(Tensor& t, double a = 0, std::string_view mode = "fan_in",
+                     std::string_view nonlinearity = "leaky_relu");
+// A (semi-)orthogonal matrix of the tensor flattened to [dim 0, rest], scaled by gain.
+void orthogonal_(Tensor& t, double gain = 1);
+}  // namespace init
+
+// Losses. reduction is "mean" (the default), "sum" or "none" (kl_div also takes "batchmean"), as PyTorch's.
+// Class losses take scores [N, C, d1, ...] with integer targets [N, d1, ...]; targets equal to ignore_index
+// do not count, and the mean divides by the (class-weighted) targets that count.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index = -100,
-                     double label_smoothing = 0.0);
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index = -100);
-Tensor mse_loss(const Tensor& input, const Tensor& target);
+                     double label_smoothing = 0.0, const std::optional<Tensor>& weight = std::nullopt,
+                     std::string_view reduction = "mean");
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index = -100,
+                const std::optional<Tensor>& weight = std::nullopt, std::string_view reduction = "mean");
+Tensor mse_loss(const Tensor& input, const Tensor& target, std::string_view reduction = "mean");
+Tensor l1_loss(const Tensor& input, const Tensor& target, std::string_view reduction = "mean");
+// Squared below beta (scaled by 1 / beta), absolute above; huber_loss is smooth_l1_loss times delta.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, double beta = 1.0,
+                      std::string_view reduction = "mean");
+Tensor huber_loss(const Tensor& input, const Tensor& target, double delta = 1.0, std::string_view reduction = "mean");
+// input holds probabilities; the logs are clamped at -100 like PyTorch's.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const std::optional<Tensor>& weight = std::nullopt, std::string_view reduction = "mean");
+// Sigmoid and binary cross entropy in one, stable for any logit; pos_weight scales the positive term.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const std::optional<Tensor>& weight = std::nullopt,
+                                        const std::optional<Tensor>& pos_weight = std::nullopt,
+                                        std::string_view reduction = "mean");
+// input holds log-probabilities; target probabilities (or log-probabilities with log_target).
+Tensor kl_div(const Tensor& input, const Tensor& target, std::string_view reduction = "mean", bool log_target = false);
+Tensor cosine_similarity(const Tensor& a, const Tensor& b, int64_t dim = 1, double eps = 1e-8);
 
 }  // namespace xlite::nn

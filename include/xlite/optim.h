@@ -43,6 +43,8 @@ class Optimizer {
     bool required;
   };
   virtual std::vector<StateSlot> state_slots() { return {}; }
+  // One slot per state tensor, "name.i" for parameter i, shaped like the parameter.
+  void add_slots(std::vector<StateSlot>* slots, const std::string& name, std::vector<Tensor>& states, bool required);
 
   std::vector<Tensor> params_;
   double lr_;
@@ -95,6 +97,71 @@ class AdamW : public Adam {
 
  protected:
   bool decoupled() const override { return true; }
+};
+
+struct RMSpropOptions {
+  double alpha = 0.99;  // smoothing of the squared gradients
+  double eps = 1e-8;
+  double weight_decay = 0;
+  double momentum = 0;
+  bool centered = false;  // divide by the variance estimate instead of the second moment
+};
+
+// PyTorch's RMSprop: the gradient divided by a running root mean square of gradients.
+class RMSprop : public Optimizer {
+ public:
+  RMSprop(std::vector<Tensor> params, double lr = 1e-2, RMSpropOptions options = {});
+  void step() override;
+
+ protected:
+  std::vector<StateSlot> state_slots() override;
+
+ private:
+  RMSpropOptions options_;
+  std::vector<Tensor> square_avg_, grad_avg_, momentum_;
+};
+
+struct AdagradOptions {
+  double lr_decay = 0;
+  double weight_decay = 0;
+  double initial_accumulator_value = 0;
+  double eps = 1e-10;
+};
+
+// PyTorch's Adagrad: the gradient divided by the root of the sum of all squared gradients so far.
+class Adagrad : public Optimizer {
+ public:
+  Adagrad(std::vector<Tensor> params, double lr = 1e-2, AdagradOptions options = {});
+  void step() override;
+
+ protected:
+  std::vector<StateSlot> state_slots() override;
+
+ private:
+  AdagradOptions options_;
+  std::vector<Tensor> sum_;
+  Tensor steps_;
+};
+
+struct LionOptions {
+  double beta1 = 0.9;
+  double beta2 = 0.99;
+  double weight_decay = 0;  // decoupled, as AdamW's
+};
+
+// Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms"): the sign of an interpolation
+// of momentum and gradient, with one state per parameter.
+class Lion : public Optimizer {
+ public:
+  Lion(std::vector<Tensor> params, double lr = 1e-4, LionOptions options = {});
+  void step() override;
+
+ protected:
+  std::vector<StateSlot> state_slots() override;
+
+ private:
+  LionOptions options_;
+  std::vector<Tensor> m_;
 };
 
 // Linear warm-up from 0 to base_lr over warmup steps, then cosine decay to min_lr at total steps.

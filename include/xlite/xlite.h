@@ -2,6 +2,7 @@
 // The whole public API of xlite.
 #include "xlite/autograd.h"
 #include "xlite/cache.h"
+#include "xlite/data.h"
 #include "xlite/compile.h"
 #include "xlite/debug.h"
 #include "xlite/device.h"
@@ -12,6 +13,7 @@
 #include "xlite/io.h"
 #include "xlite/kernels.h"
 #include "xlite/lazy.h"
+#include "xlite/lr_scheduler.h"
 #include "xlite/memory.h"
 #include "xlite/metrics.h"
 #include "xlite/nn.h"

@@ -87,11 +87,7 @@ Dropout::Dropout(double p_) : p(p_) {
   if (p < 0 || p >= 1) throw Error("[Dropout] p must be in [0, 1), got " + std::to_string(p));
 }
 
-Tensor Dropout::forward(const Tensor& x) {
-  if (!is_training() || p == 0) return x;
-  Tensor keep = rand(x.shape(), DType::f32, x.device()) >= p;
-  return where(keep, x / (1.0 - p), 0.0);
-}
+Tensor Dropout::forward(const Tensor& x) { return dropout(x, p, is_training()); }
 
 Sequential::Sequential(std::vector<std::shared_ptr<UnaryModule>> layers) {
   for (auto& layer : layers) push_back(std::move(layer));
@@ -136,65 +132,81 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   return proj->forward(y);
 }
 
+}  // namespace xlite::nn
+
+namespace xlite::nn {
 namespace {
-
-// Class-index targets, as PyTorch takes them: a float target would be truncated to a class silently.
-void check_class_targets(const char* op, const char* scores_name, const Tensor& scores, const Tensor& target) {
-  if (scores.dim() != 2 || target.dim() != 1 || target.shape()[0] != scores.shape()[0])
-    throw Error("[" + std::string(op) + "] expects " + scores_name + " [N, C] and target [N], got " +
-                shape_str(scores.shape()) + " and " + shape_str(target.shape()));
-  if (is_floating(target.dtype()) || target.dtype() == DType::bool_)
-    throw Error("[" + std::string(op) + "] target must hold class indices (an integer dtype), got " +
-                std::string(dtype_name(target.dtype())));
-}
-
-// What a loss's mean divides by: the targets not ignored. An empty batch gives 0 (a nan loss, like
-// PyTorch); a batch whose targets are all ignored gives 1 (a loss of 0 where PyTorch gives nan).
-Tensor target_count(const Tensor& valid, DType dtype) {
-  Tensor counted = sum(valid.to(dtype));
-  return valid.shape()[0] == 0 ? counted : maximum(counted, 1.0);
-}
-
-Tensor nll_loss_of_checked(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
-  Tensor valid = target != ignore_index;
-  Tensor index = unsqueeze(where(valid, target, 0), 1);
-  Tensor picked = squeeze(gather(log_probs, 1, index.to(DType::i64)), 1);
-  return -sum(where(valid, picked, 0.0)) / target_count(valid, log_probs.dtype());
-}
-
+std::vector<int64_t> two(const std::vector<int64_t>& v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; }
 }  // namespace
 
-// Each loss is one op to its errors: an out-of-range target names the loss, not the gather inside it.
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
-  return composite_op("nll_loss", [&] {
-    check_class_targets("nll_loss", "log_probs", log_probs, target);
-    return nll_loss_of_checked(log_probs, target, ignore_index);
-  });
+Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, ConvOptions options_)
+    : options(std::move(options_)) {
+  if (options.groups < 1 || in_channels % options.groups != 0 || out_channels % options.groups != 0)
+    throw Error("[Conv1d] channels " + std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
+                " are not divisible by groups " + std::to_string(options.groups));
+  double bound = 1.0 / std::sqrt(static_cast<double>(in_channels / options.groups * kernel));
+  weight =
+      register_parameter("weight", materialized(uniform({out_channels, in_channels / options.groups, kernel}, bound)));
+  if (options.bias) bias = register_parameter("bias", materialized(uniform({out_channels}, bound)));
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index, double label_smoothing) {
-  return composite_op("cross_entropy", [&] {
-    if (label_smoothing < 0 || label_smoothing > 1)
-      throw Error("[cross_entropy] label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
-    check_class_targets("cross_entropy", "logits", logits, target);
-    Tensor log_probs = log_softmax(logits, -1);
-    Tensor loss = nll_loss_of_checked(log_probs, target, ignore_index);
-    if (label_smoothing == 0) return loss;
-    // The smoothed target puts label_smoothing / C on every class, like PyTorch.
-    Tensor valid = target != ignore_index;
-    Tensor uniform_term = -mean(log_probs, {-1});
-    Tensor smooth = sum(where(valid, uniform_term, 0.0)) / target_count(valid, logits.dtype());
-    return loss * (1.0 - label_smoothing) + smooth * label_smoothing;
-  });
+Tensor Conv1d::forward(const Tensor& x) {
+  return conv1d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, options.stride.at(0),
+                options.padding.at(0), options.dilation.at(0), options.groups);
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target) {
-  return composite_op("mse_loss", [&] {
-    if (input.shape() != target.shape())
-      throw Error("[mse_loss] shapes " + shape_str(input.shape()) + " and " + shape_str(target.shape()) + " differ");
-    Tensor d = input - target;
-    return mean(d * d);
-  });
+ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel,
+                                 ConvOptions options_)
+    : options(std::move(options_)) {
+  if (options.groups < 1 || in_channels % options.groups != 0 || out_channels % options.groups != 0)
+    throw Error("[ConvTranspose2d] channels " + std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
+                " are not divisible by groups " + std::to_string(options.groups));
+  kernel = two(kernel);
+  if (kernel.size() != 2) throw Error("[ConvTranspose2d] kernel takes one or two values");
+  // PyTorch's fan_in for a transposed convolution: the weight's dim 1 times the kernel area.
+  double bound = 1.0 / std::sqrt(static_cast<double>(out_channels / options.groups * kernel[0] * kernel[1]));
+  weight = register_parameter(
+      "weight", materialized(uniform({in_channels, out_channels / options.groups, kernel[0], kernel[1]}, bound)));
+  if (options.bias) bias = register_parameter("bias", materialized(uniform({out_channels}, bound)));
+}
+
+Tensor ConvTranspose2d::forward(const Tensor& x) {
+  return conv_transpose2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, two(options.stride),
+                          two(options.padding), two(options.output_padding), options.groups, two(options.dilation));
+}
+
+Tensor GELU::forward(const Tensor& x) { return gelu(x, approximate); }
+Tensor Tanh::forward(const Tensor& x) { return tanh(x); }
+Tensor Sigmoid::forward(const Tensor& x) { return sigmoid(x); }
+Tensor SiLU::forward(const Tensor& x) { return silu(x); }
+Tensor Softmax::forward(const Tensor& x) { return softmax(x, dim); }
+
+ModuleList::ModuleList(std::vector<std::shared_ptr<Module>> modules) {
+  for (auto& m : modules) push_back(std::move(m));
+}
+
+void ModuleList::push_back(std::shared_ptr<Module> module) {
+  register_module(std::to_string(modules_.size()), module);
+  modules_.push_back(std::move(module));
+}
+
+std::shared_ptr<Module> ModuleList::operator[](size_t i) const {
+  if (i >= modules_.size())
+    throw Error("[ModuleList] index " + std::to_string(i) + " is out of range for " + std::to_string(modules_.size()) +
+                " modules");
+  return modules_[i];
+}
+
+void ModuleDict::insert(const std::string& name, std::shared_ptr<Module> module) {
+  if (modules_.count(name)) throw Error("[ModuleDict] '" + name + "' is already there");
+  register_module(name, module);
+  modules_.emplace(name, std::move(module));
+}
+
+std::shared_ptr<Module> ModuleDict::operator[](const std::string& name) const {
+  auto it = modules_.find(name);
+  if (it == modules_.end()) throw Error("[ModuleDict] no module named '" + name + "'");
+  return it->second;
 }
 
 }  // namespace xlite::nn

@@ -69,6 +69,18 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
   }
 }
 
+void Module::apply(const std::function<void(Module&)>& fn) {
+  for (auto& [name, child] : children_) child->apply(fn);
+  fn(*this);
+}
+
+int64_t Module::num_parameters(bool trainable_only) const {
+  int64_t n = 0;
+  for (const Tensor& p : parameters())
+    if (!trainable_only || p.requires_grad()) n += p.numel();
+  return n;
+}
+
 void Module::train(bool on) {
   training_.set(on);
   for (auto& [name, child] : children_) child->train(on);

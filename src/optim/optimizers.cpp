@@ -79,6 +79,12 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
   }
 }
 
+void Optimizer::add_slots(std::vector<StateSlot>* slots, const std::string& name, std::vector<Tensor>& states,
+                          bool required) {
+  for (size_t i = 0; i < states.size(); ++i)
+    slots->push_back({name + "." + std::to_string(i), &states[i], params_[i].shape(), params_[i].dtype(), required});
+}
+
 SGD::SGD(std::vector<Tensor> params, double lr, SGDOptions options)
     : Optimizer(std::move(params), lr), options_(options) {
   if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
@@ -109,8 +115,7 @@ void SGD::step() {
 
 std::vector<Optimizer::StateSlot> SGD::state_slots() {
   std::vector<StateSlot> slots;  // none without momentum
-  for (size_t i = 0; i < velocity_.size(); ++i)
-    slots.push_back({"velocity." + std::to_string(i), &velocity_[i], params_[i].shape(), params_[i].dtype(), false});
+  add_slots(&slots, "velocity", velocity_, false);
   return slots;
 }
 
@@ -149,10 +154,8 @@ void Adam::step() {
 
 std::vector<Optimizer::StateSlot> Adam::state_slots() {
   std::vector<StateSlot> slots{{"step", &steps_, {}, DType::f64, true}};
-  for (size_t i = 0; i < params_.size(); ++i) {
-    slots.push_back({"m." + std::to_string(i), &m_[i], params_[i].shape(), params_[i].dtype(), true});
-    slots.push_back({"v." + std::to_string(i), &v_[i], params_[i].shape(), params_[i].dtype(), true});
-  }
+  add_slots(&slots, "m", m_, true);
+  add_slots(&slots, "v", v_, true);
   return slots;
 }
 
