@@ -3,11 +3,11 @@
 // Usage: digits [path to digits.csv]
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <xlite/xlite.h>
+
+#include "digits_data.h"
 
 namespace xl = xlite;
 namespace nn = xlite::nn;
@@ -48,25 +48,13 @@ double train(const char* name, nn::UnaryModule& model, const Split& train_set, c
 
 int main(int argc, char** argv) {
   std::string path = argc > 1 ? argv[1] : "data/digits.csv";
-  std::ifstream in(path);
-  if (!in) {
-    std::fprintf(stderr, "digits: cannot open %s (run scripts/fetch-digits.sh)\n", path.c_str());
-    return 1;
-  }
+  std::optional<Digits> digits = load_digits(path);
+  if (!digits) return 1;
+  std::vector<float> all_pixels = digits->images.to_vector<float>();
+  std::vector<int64_t> labels = digits->labels.to_vector<int64_t>();
   std::vector<std::vector<float>> images;
-  std::vector<int64_t> labels;
-  for (std::string line; std::getline(in, line);) {
-    std::stringstream fields(line);
-    std::vector<float> row;
-    for (std::string field; std::getline(fields, field, ',');) row.push_back(std::stof(field));
-    if (row.size() != 65) {
-      std::fprintf(stderr, "digits: a row has %zu fields, expected 64 pixels and a label\n", row.size());
-      return 1;
-    }
-    labels.push_back(static_cast<int64_t>(row.back()));
-    row.pop_back();
-    images.push_back(std::move(row));
-  }
+  for (size_t i = 0; i < labels.size(); ++i)
+    images.emplace_back(all_pixels.begin() + i * 64, all_pixels.begin() + (i + 1) * 64);
   std::vector<size_t> order(images.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), std::mt19937(42));
@@ -75,7 +63,7 @@ int main(int argc, char** argv) {
     std::vector<float> x;
     std::vector<int64_t> y;
     for (size_t k = from; k < to; ++k) {
-      for (float v : images[order[k]]) x.push_back(v / 16.0f);  // pixels are 0..16
+      for (float v : images[order[k]]) x.push_back(v);
       y.push_back(labels[order[k]]);
     }
     int64_t n = static_cast<int64_t>(to - from);
