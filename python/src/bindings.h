@@ -14,16 +14,17 @@ namespace xlite::python {
 
 namespace nb = nanobind;
 
-void bind_types(nb::module_& m);      // dtype, device, Error
-void bind_tensor(nb::module_& m);     // the Tensor class, its operators and methods
-void bind_ops(nb::module_& m);        // every op of xlite/ops.h as a function
-void bind_factories(nb::module_& m);  // zeros, arange, rand, ... and tensors from host data
-void bind_interop(nb::module_& m);    // NumPy and DLPack, both ways
-void bind_modes(nb::module_& m);      // sync, eager mode, grad mode, compile(fn)
-void bind_autograd(nb::module_& m);   // grad, value_and_grad, custom_vjp
-void bind_nn(nb::module_& m);         // the C++ modules, losses, optimizers
-void bind_tools(nb::module_& m);      // save/load, metrics, debug, memory
-void bind_kernels(nb::module_& m);    // custom kernels: the built-in ones and kernels written in Python
+void bind_types(nb::module_& m);        // dtype, device, Error
+void bind_tensor(nb::module_& m);       // the Tensor class, its operators and methods
+void bind_ops(nb::module_& m);          // every op of xlite/ops.h as a function
+void bind_ops_breadth(nb::module_& m);  // the wider op set: scans, sorting, products, resampling, draws
+void bind_factories(nb::module_& m);    // zeros, arange, rand, ... and tensors from host data
+void bind_interop(nb::module_& m);      // NumPy and DLPack, both ways
+void bind_modes(nb::module_& m);        // sync, eager mode, grad mode, compile(fn)
+void bind_autograd(nb::module_& m);     // grad, value_and_grad, custom_vjp
+void bind_nn(nb::module_& m);           // the C++ modules, losses, optimizers
+void bind_tools(nb::module_& m);        // save/load, metrics, debug, memory
+void bind_kernels(nb::module_& m);      // custom kernels: the built-in ones and kernels written in Python
 
 // Python numbers become Scalar arguments through as_scalar (scalar_caster.h).
 // A dtype argument: an xlite dtype, its name ("float32", "f32", "bool"), a NumPy dtype, or Python's int, float

@@ -66,6 +66,7 @@ NB_MODULE(_xlite, m) {
   bind_types(m);
   bind_tensor(m);
   bind_ops(m);
+  bind_ops_breadth(m);
   bind_factories(m);
   bind_interop(m);
   bind_modes(m);

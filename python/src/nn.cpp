@@ -5,6 +5,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
@@ -102,11 +103,36 @@ void bind_modules(nb::module_& nn_module) {
       .def_ro("qkv", &nn::CausalSelfAttention::qkv)
       .def_ro("proj", &nn::CausalSelfAttention::proj);
 
-  nn_module.def("cross_entropy", &nn::cross_entropy, "input"_a, "target"_a, nb::kw_only(), "ignore_index"_a = -100,
-                "label_smoothing"_a = 0.0, "Mean cross entropy of logits [N, C] against int64 targets [N].");
-  nn_module.def("nll_loss", &nn::nll_loss, "input"_a, "target"_a, nb::kw_only(), "ignore_index"_a = -100,
-                "Mean negative log-likelihood of log-probabilities [N, C] against int64 targets [N].");
-  nn_module.def("mse_loss", &nn::mse_loss, "input"_a, "target"_a, "Mean squared error.");
+  // The losses with torch.nn.functional's argument order (weight before the keyword arguments).
+  nn_module.def(
+      "cross_entropy",
+      [](const Tensor& input, const Tensor& target, std::optional<Tensor> weight, int64_t ignore_index,
+         const std::string& reduction, double label_smoothing) {
+        return nn::cross_entropy(input, target, ignore_index, label_smoothing, weight, reduction);
+      },
+      "input"_a, "target"_a, "weight"_a = nb::none(), nb::kw_only(), "ignore_index"_a = -100, "reduction"_a = "mean",
+      "label_smoothing"_a = 0.0, "Cross entropy of logits [N, C, d1, ...] against integer targets [N, d1, ...].");
+  nn_module.def(
+      "nll_loss",
+      [](const Tensor& input, const Tensor& target, std::optional<Tensor> weight, int64_t ignore_index,
+         const std::string& reduction) { return nn::nll_loss(input, target, ignore_index, weight, reduction); },
+      "input"_a, "target"_a, "weight"_a = nb::none(), nb::kw_only(), "ignore_index"_a = -100, "reduction"_a = "mean",
+      "Negative log-likelihood of log-probabilities [N, C, d1, ...] against integer targets [N, d1, ...].");
+  nn_module.def("mse_loss", &nn::mse_loss, "input"_a, "target"_a, "reduction"_a = "mean", "Squared error.");
+  nn_module.def("l1_loss", &nn::l1_loss, "input"_a, "target"_a, "reduction"_a = "mean", "Absolute error.");
+  nn_module.def("smooth_l1_loss", &nn::smooth_l1_loss, "input"_a, "target"_a, "beta"_a = 1.0, "reduction"_a = "mean",
+                "Squared error below beta, absolute above.");
+  nn_module.def("huber_loss", &nn::huber_loss, "input"_a, "target"_a, "delta"_a = 1.0, "reduction"_a = "mean",
+                "Squared error below delta, delta times the absolute error above.");
+  nn_module.def("binary_cross_entropy", &nn::binary_cross_entropy, "input"_a, "target"_a, "weight"_a = nb::none(),
+                "reduction"_a = "mean", "Binary cross entropy of probabilities.");
+  nn_module.def("binary_cross_entropy_with_logits", &nn::binary_cross_entropy_with_logits, "input"_a, "target"_a,
+                "weight"_a = nb::none(), "pos_weight"_a = nb::none(), "reduction"_a = "mean",
+                "Binary cross entropy of logits, stable for any logit.");
+  nn_module.def("kl_div", &nn::kl_div, "input"_a, "target"_a, "reduction"_a = "mean", "log_target"_a = false,
+                "KL divergence of log-probabilities input from target.");
+  nn_module.def("cosine_similarity", &nn::cosine_similarity, "x1"_a, "x2"_a, "dim"_a = 1, "eps"_a = 1e-8,
+                "Cosine of the angle between x1 and x2 along dim.");
 }
 
 // Adam and AdamW take PyTorch's arguments: betas as a pair.
@@ -144,6 +170,32 @@ void bind_optimizers(nb::module_& optim) {
   nb::class_<optim::AdamW, optim::Adam>(optim, "AdamW")
       .def("__init__", &adam_init<optim::AdamW>, "params"_a, "lr"_a = 1e-3,
            "betas"_a = std::pair<double, double>(0.9, 0.999), "eps"_a = 1e-8, "weight_decay"_a = 1e-2);
+  nb::class_<optim::RMSprop, optim::Optimizer>(optim, "RMSprop")
+      .def(
+          "__init__",
+          [](optim::RMSprop* self, std::vector<Tensor> params, double lr, double alpha, double eps, double weight_decay,
+             double momentum, bool centered) {
+            new (self) optim::RMSprop(std::move(params), lr, {alpha, eps, weight_decay, momentum, centered});
+          },
+          "params"_a, "lr"_a = 1e-2, "alpha"_a = 0.99, "eps"_a = 1e-8, "weight_decay"_a = 0.0, "momentum"_a = 0.0,
+          "centered"_a = false);
+  nb::class_<optim::Adagrad, optim::Optimizer>(optim, "Adagrad")
+      .def(
+          "__init__",
+          [](optim::Adagrad* self, std::vector<Tensor> params, double lr, double lr_decay, double weight_decay,
+             double initial_accumulator_value, double eps) {
+            new (self) optim::Adagrad(std::move(params), lr, {lr_decay, weight_decay, initial_accumulator_value, eps});
+          },
+          "params"_a, "lr"_a = 1e-2, "lr_decay"_a = 0.0, "weight_decay"_a = 0.0, "initial_accumulator_value"_a = 0.0,
+          "eps"_a = 1e-10);
+  nb::class_<optim::Lion, optim::Optimizer>(optim, "Lion")
+      .def(
+          "__init__",
+          [](optim::Lion* self, std::vector<Tensor> params, double lr, std::pair<double, double> betas,
+             double weight_decay) {
+            new (self) optim::Lion(std::move(params), lr, {betas.first, betas.second, weight_decay});
+          },
+          "params"_a, "lr"_a = 1e-4, "betas"_a = std::pair<double, double>(0.9, 0.99), "weight_decay"_a = 0.0);
   optim.def("warmup_cosine_lr", &optim::warmup_cosine_lr, "step"_a, "warmup"_a, "total"_a, "base_lr"_a,
             "min_lr"_a = 0.0, "Linear warm-up to base_lr, then cosine decay to min_lr at total steps.");
   optim.def("clip_grad_norm_", &optim::clip_grad_norm_, "parameters"_a, "max_norm"_a,
@@ -152,11 +204,64 @@ void bind_optimizers(nb::module_& optim) {
 
 }  // namespace
 
+// torch.optim.lr_scheduler's classes: each keeps its optimizer alive.
+void bind_schedulers(nb::module_& optim) {
+  nb::module_ s = optim.def_submodule("lr_scheduler", "Learning-rate schedules over an optimizer.");
+  nb::class_<optim::LRScheduler>(s, "LRScheduler")
+      .def("step", &optim::LRScheduler::step, "Moves to the next epoch and sets its learning rate.")
+      .def("get_last_lr", [](const optim::LRScheduler& l) { return std::vector<double>{l.get_last_lr()}; })
+      .def_prop_ro("last_epoch", &optim::LRScheduler::last_epoch);
+  nb::class_<optim::StepLR, optim::LRScheduler>(s, "StepLR")
+      .def(nb::init<optim::Optimizer&, int64_t, double>(), "optimizer"_a, "step_size"_a, "gamma"_a = 0.1,
+           nb::keep_alive<1, 2>());
+  nb::class_<optim::MultiStepLR, optim::LRScheduler>(s, "MultiStepLR")
+      .def(nb::init<optim::Optimizer&, std::vector<int64_t>, double>(), "optimizer"_a, "milestones"_a, "gamma"_a = 0.1,
+           nb::keep_alive<1, 2>());
+  nb::class_<optim::ExponentialLR, optim::LRScheduler>(s, "ExponentialLR")
+      .def(nb::init<optim::Optimizer&, double>(), "optimizer"_a, "gamma"_a, nb::keep_alive<1, 2>());
+  nb::class_<optim::CosineAnnealingLR, optim::LRScheduler>(s, "CosineAnnealingLR")
+      .def(nb::init<optim::Optimizer&, int64_t, double>(), "optimizer"_a, "T_max"_a, "eta_min"_a = 0.0,
+           nb::keep_alive<1, 2>());
+  nb::class_<optim::LinearLR, optim::LRScheduler>(s, "LinearLR")
+      .def(nb::init<optim::Optimizer&, double, double, int64_t>(), "optimizer"_a, "start_factor"_a = 1.0 / 3,
+           "end_factor"_a = 1.0, "total_iters"_a = 5, nb::keep_alive<1, 2>());
+  nb::class_<optim::OneCycleLR, optim::LRScheduler>(s, "OneCycleLR")
+      .def(
+          "__init__",
+          [](optim::OneCycleLR* self, optim::Optimizer& o, double max_lr, int64_t total_steps, double pct_start,
+             const std::string& anneal_strategy, double div_factor, double final_div_factor, bool three_phase) {
+            new (self) optim::OneCycleLR(o, max_lr, total_steps,
+                                         {pct_start, anneal_strategy, div_factor, final_div_factor, three_phase});
+          },
+          "optimizer"_a, "max_lr"_a, "total_steps"_a, "pct_start"_a = 0.3, "anneal_strategy"_a = "cos",
+          "div_factor"_a = 25.0, "final_div_factor"_a = 1e4, "three_phase"_a = false, nb::keep_alive<1, 2>());
+  nb::class_<optim::ReduceLROnPlateau>(s, "ReduceLROnPlateau")
+      .def(
+          "__init__",
+          [](optim::ReduceLROnPlateau* self, optim::Optimizer& o, const std::string& mode, double factor,
+             int64_t patience, double threshold, const std::string& threshold_mode, int64_t cooldown, double min_lr,
+             double eps) {
+            new (self)
+                optim::ReduceLROnPlateau(o, {mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps});
+          },
+          "optimizer"_a, "mode"_a = "min", "factor"_a = 0.1, "patience"_a = 10, "threshold"_a = 1e-4,
+          "threshold_mode"_a = "rel", "cooldown"_a = 0, "min_lr"_a = 0.0, "eps"_a = 1e-8, nb::keep_alive<1, 2>())
+      .def(
+          "step",
+          [](optim::ReduceLROnPlateau& r, nb::handle metric) {
+            r.step(nb::isinstance<Tensor>(metric) ? nb::cast<Tensor>(metric).to(DType::f64).item<double>()
+                                                  : nb::cast<double>(metric));
+          },
+          "metrics"_a, "Reduces the learning rate when the metric stopped improving (a tensor is read: a sync).")
+      .def("get_last_lr", [](const optim::ReduceLROnPlateau& r) { return std::vector<double>{r.get_last_lr()}; });
+}
+
 void bind_nn(nb::module_& m) {
   nb::module_ nn_module = m.def_submodule("nn", "xlite::nn: modules and losses written in C++.");
   bind_modules(nn_module);
   nb::module_ optim = m.def_submodule("optim", "xlite::optim: optimizers over lists of parameters.");
   bind_optimizers(optim);
+  bind_schedulers(optim);
 }
 
 }  // namespace xlite::python

@@ -144,7 +144,7 @@ def test_typed_stubs_describe_the_module_and_its_submodules():
     import os
     folder = os.path.join(os.path.dirname(xl.__file__), "_xlite")
     parsed = {}
-    for name in ("__init__", "nn", "optim", "debug", "metrics", "kernels"):
+    for name in ("__init__", "nn", "optim/__init__", "optim/lr_scheduler", "debug", "metrics", "kernels"):
         with open(os.path.join(folder, name + ".pyi")) as f:
             parsed[name] = ast.parse(f.read())
 
@@ -153,7 +153,8 @@ def test_typed_stubs_describe_the_module_and_its_submodules():
 
     assert {"Tensor", "matmul", "sync", "zeros", "softmax"} <= names(parsed["__init__"])
     assert {"Linear", "LayerNorm", "cross_entropy"} <= names(parsed["nn"])
-    assert {"AdamW", "warmup_cosine_lr", "clip_grad_norm_"} <= names(parsed["optim"])
+    assert {"AdamW", "RMSprop", "Lion", "warmup_cosine_lr", "clip_grad_norm_"} <= names(parsed["optim/__init__"])
+    assert {"StepLR", "OneCycleLR", "ReduceLROnPlateau"} <= names(parsed["optim/lr_scheduler"])
     assert {"add_", "zero_", "requires_grad_", "copy_"} <= names(parsed["__init__"])
     assert {"flash_attention", "register"} <= names(parsed["kernels"])
     assert os.path.exists(os.path.join(os.path.dirname(xl.__file__), "py.typed"))

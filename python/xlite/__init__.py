@@ -22,9 +22,14 @@ from ._xlite import (  # noqa: F401
     reshape, flatten, squeeze, unsqueeze, transpose, permute, broadcast_to, slice, narrow, cat, concat, stack,
     split, chunk, pad, flip, tril, triu, index_select, gather, scatter_add, embedding, one_hot,
     matmul, linear, conv2d, max_pool2d, avg_pool2d,
+    asin, acos, atan, atan2, sinh, cosh, logaddexp, hypot, softplus, mish, hardsigmoid, hardswish, elu, leaky_relu,
+    glu, clamp_min, clamp_max, nan_to_num, dropout, any, all, count_nonzero, std, norm, isclose, allclose, equal,
+    cumsum, cumprod, cummax, cummin, sort, argsort, topk, kthvalue, median, mode, repeat_interleave, roll, diag,
+    diagonal, trace, tile, clone, outer, bmm, addmm, baddbmm, cross, einsum, nonzero, masked_select, unique, conv1d,
+    conv_transpose2d, avg_pool1d, max_pool1d, adaptive_avg_pool2d, interpolate, ValuesIndices,
     # factories
     zeros, ones, full, zeros_like, ones_like, full_like, rand, randn, rand_like, randn_like, arange, eye,
-    manual_seed,
+    manual_seed, randint, randperm, bernoulli, multinomial, linspace, logspace,
     # tools
     save, load, get_memory_info, reset_peak_memory, empty_cache, clear_caches, debug, metrics, kernels,
 )
@@ -34,7 +39,7 @@ from ._dtypes import (  # noqa: F401
 from ._creation import tensor, from_numpy, from_dlpack, as_tensor  # noqa: F401
 from ._modes import eager_mode, no_grad, enable_grad, set_grad_enabled, compile  # noqa: F401
 from ._autograd import grad, value_and_grad, custom_vjp  # noqa: F401
-from ._functions import max, min, std, floor_divide, allclose, isclose, clone  # noqa: F401
+from ._functions import max, min, floor_divide  # noqa: F401
 from . import _tensor  # noqa: F401  (attaches methods, indexing and printing to Tensor)
 from . import nn, optim, experimental  # noqa: F401
 

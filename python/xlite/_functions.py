@@ -1,35 +1,26 @@
-"""Ops whose PyTorch form is more than one C++ op: max/min with values and indices, std, allclose, ..."""
+"""Ops whose PyTorch form is more than one C++ op: max/min by argument kind, integer floor_divide."""
 import builtins
-import collections
 
 from . import _dtypes, _xlite
 
-values_indices = collections.namedtuple("values_indices", ["values", "indices"])
-
-
-def _extreme(reduce, arg, pairwise, input, dim=None, keepdim=False, *, other=None):
+def _extreme(reduce, along, pairwise, input, dim=None, keepdim=False, *, other=None):
     if isinstance(dim, _xlite.Tensor):  # max(a, b): elementwise
         return pairwise(input, dim)
     if other is not None:
         return pairwise(input, other)
     if dim is None:
         return reduce(input)
-    return values_indices(reduce(input, dim, keepdim), arg(input, dim, keepdim))
+    return along(input, dim, keepdim)
 
 
 def max(input, dim=None, keepdim=False, *, other=None):
     """The largest value; along a dim, (values, indices); of two tensors, the elementwise maximum."""
-    return _extreme(_xlite.amax, _xlite.argmax, _xlite.maximum, input, dim, keepdim, other=other)
+    return _extreme(_xlite.amax, _xlite.max_along, _xlite.maximum, input, dim, keepdim, other=other)
 
 
 def min(input, dim=None, keepdim=False, *, other=None):
     """The smallest value; along a dim, (values, indices); of two tensors, the elementwise minimum."""
-    return _extreme(_xlite.amin, _xlite.argmin, _xlite.minimum, input, dim, keepdim, other=other)
-
-
-def std(input, dim=None, *, correction=None, unbiased=None, keepdim=False):
-    """The standard deviation (correction 1, the unbiased estimate, by default)."""
-    return _xlite.sqrt(_xlite.var(input, dim, correction=correction, unbiased=unbiased, keepdim=keepdim))
+    return _extreme(_xlite.amin, _xlite.min_along, _xlite.minimum, input, dim, keepdim, other=other)
 
 
 def floor_divide(input, other):
@@ -52,24 +43,3 @@ def floor_divide(input, other):
     r = a - q * b
     q = _xlite.where((r != 0) & ((r < 0) == (b < 0)) & (_xlite.abs(r) >= _xlite.abs(b)), q + 1, q)
     return q + _xlite.remainder(a, b) * 0  # the remainder raises on a division by zero
-
-
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|input - other| <= atol + rtol * |other|, elementwise."""
-    close = _xlite.le(_xlite.abs(_xlite.sub(input, other)), _xlite.add(_xlite.mul(_xlite.abs(other), rtol), atol))
-    close = _xlite.logical_or(close, _xlite.eq(input, other))  # equal infinities
-    if equal_nan:
-        close = _xlite.logical_or(close, _xlite.logical_and(_xlite.isnan(input), _xlite.isnan(other)))
-    return close
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """True when every element is close (a value read: it syncs)."""
-    return builtins.bool(_xlite.logical_not(isclose(input, other, rtol, atol, equal_nan)).sum().item() == 0)
-
-
-def clone(input):
-    """A tensor of its own with the same value; gradients flow through it."""
-    if input.dtype == _xlite.dtype.bool:
-        return _xlite.logical_and(input, True)
-    return _xlite.mul(input, 1)

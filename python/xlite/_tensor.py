@@ -24,10 +24,13 @@ _same_name = """neg abs exp expm1 log log1p sqrt rsqrt sin cos tan tanh sigmoid 
 reciprocal square logical_not isnan isinf add sub mul div pow maximum minimum remainder eq ne lt le gt ge
 logical_and logical_or logical_xor sum mean prod amax amin argmax argmin logsumexp var softmax log_softmax
 flatten squeeze unsqueeze transpose broadcast_to narrow split chunk flip tril triu index_select gather
-scatter_add matmul clamp""".split()
+scatter_add matmul clamp asin acos atan atan2 sinh cosh logaddexp hypot nan_to_num clamp_min clamp_max any all
+count_nonzero std norm isclose allclose equal cumsum cumprod cummax cummin sort argsort topk kthvalue median mode
+repeat_interleave roll diag diagonal trace tile clone outer bmm addmm baddbmm cross masked_select unique
+bernoulli""".split()
 for _name in _same_name:
     setattr(Tensor, _name, _method(getattr(_xlite, _name)))
-for _name in ("max", "min", "std", "floor_divide", "clone", "allclose", "isclose"):
+for _name in ("max", "min", "floor_divide"):
     setattr(Tensor, _name, _method(getattr(_functions, _name)))
 Tensor.multiply = Tensor.mul
 Tensor.subtract = Tensor.sub
@@ -38,6 +41,12 @@ Tensor.reshape = lambda self, *shape: _xlite.reshape(self, _shape_args(shape))
 Tensor.view = lambda self, *shape: _xlite.view(self, _shape_args(shape))
 Tensor.expand = lambda self, *shape: _xlite.expand(self, _shape_args(shape))
 Tensor.permute = lambda self, *dims: _xlite.permute(self, _shape_args(dims))
+Tensor.repeat = lambda self, *sizes: _xlite.repeat(self, _shape_args(sizes))
+Tensor.tile = lambda self, *dims: _xlite.tile(self, _shape_args(dims))
+Tensor.unfold = lambda self, dimension, size, step: _xlite.unfold(self, dimension, size, step)
+Tensor.nonzero = lambda self, *, as_tuple=False: (
+    _xlite.nonzero(self) if not as_tuple else tuple(_xlite.nonzero(self).transpose(0, 1)))
+Tensor.contiguous = lambda self, memory_format=None: self
 Tensor.view_as = lambda self, other: _xlite.view(self, other.shape)
 Tensor.reshape_as = lambda self, other: _xlite.reshape(self, other.shape)
 Tensor.expand_as = lambda self, other: _xlite.expand(self, other.shape)

@@ -7,7 +7,8 @@ from . import _xlite
 from ._xlite import Tensor
 from ._xlite.nn import (  # noqa: F401
     AvgPool2d, CausalSelfAttention, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, MLP, ReLU,
-    RMSNorm, cross_entropy, mse_loss, nll_loss,
+    RMSNorm, cross_entropy, mse_loss, nll_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
+    binary_cross_entropy_with_logits, kl_div, cosine_similarity,
 )
 from ._xlite.optim import clip_grad_norm_
 
@@ -268,17 +269,55 @@ class Softmax(Module):
 
 
 class CrossEntropyLoss(Module):
-    def __init__(self, ignore_index=-100, label_smoothing=0.0):
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__()
-        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+        self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
-        return cross_entropy(input, target, ignore_index=self.ignore_index, label_smoothing=self.label_smoothing)
+        return cross_entropy(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
+                             label_smoothing=self.label_smoothing)
 
 
-class MSELoss(Module):
+class NLLLoss(Module):
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__()
+        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+
     def forward(self, input, target):
-        return mse_loss(input, target)
+        return nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+def _pointwise_loss(name, loss, *options):
+    """A loss module over (input, target) whose constructor takes the loss's options and reduction."""
+    def __init__(self, *args, reduction="mean", **kwargs):
+        Module.__init__(self)
+        self.options = dict(zip(options, args))
+        self.options.update(kwargs)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return loss(input, target, reduction=self.reduction, **self.options)
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward, "__doc__": loss.__doc__})
+
+
+MSELoss = _pointwise_loss("MSELoss", mse_loss)
+L1Loss = _pointwise_loss("L1Loss", l1_loss)
+SmoothL1Loss = _pointwise_loss("SmoothL1Loss", smooth_l1_loss, "beta")
+HuberLoss = _pointwise_loss("HuberLoss", huber_loss, "delta")
+BCELoss = _pointwise_loss("BCELoss", binary_cross_entropy, "weight")
+BCEWithLogitsLoss = _pointwise_loss("BCEWithLogitsLoss", binary_cross_entropy_with_logits, "weight", "pos_weight")
+KLDivLoss = _pointwise_loss("KLDivLoss", kl_div, "log_target")
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class functional:  # noqa: N801  (torch.nn.functional's name)
@@ -300,6 +339,27 @@ class functional:  # noqa: N801  (torch.nn.functional's name)
     cross_entropy = staticmethod(cross_entropy)
     nll_loss = staticmethod(nll_loss)
     mse_loss = staticmethod(mse_loss)
+    l1_loss = staticmethod(l1_loss)
+    smooth_l1_loss = staticmethod(smooth_l1_loss)
+    huber_loss = staticmethod(huber_loss)
+    binary_cross_entropy = staticmethod(binary_cross_entropy)
+    binary_cross_entropy_with_logits = staticmethod(binary_cross_entropy_with_logits)
+    kl_div = staticmethod(kl_div)
+    cosine_similarity = staticmethod(cosine_similarity)
+    softplus = staticmethod(_xlite.softplus)
+    mish = staticmethod(_xlite.mish)
+    hardswish = staticmethod(_xlite.hardswish)
+    hardsigmoid = staticmethod(_xlite.hardsigmoid)
+    elu = staticmethod(_xlite.elu)
+    leaky_relu = staticmethod(_xlite.leaky_relu)
+    glu = staticmethod(_xlite.glu)
+    dropout = staticmethod(_xlite.dropout)
+    conv1d = staticmethod(_xlite.conv1d)
+    conv_transpose2d = staticmethod(_xlite.conv_transpose2d)
+    avg_pool1d = staticmethod(_xlite.avg_pool1d)
+    max_pool1d = staticmethod(_xlite.max_pool1d)
+    adaptive_avg_pool2d = staticmethod(_xlite.adaptive_avg_pool2d)
+    interpolate = staticmethod(_xlite.interpolate)
 
 
 class utils:  # noqa: N801
