@@ -1,6 +1,7 @@
 #pragma once
 // The Tensor handle. A tensor holds either device data or a pending value (an IR node that has not run).
 // Copies of a handle are aliases: an in-place op rebinds the shared value, and every alias sees it.
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,8 @@
 #include "xlite/scalar.h"
 
 namespace xlite {
+
+class TensorIndex;
 
 class TensorImpl;  // internal
 
@@ -75,6 +78,15 @@ class Tensor {
   // Method forms of common ops (see ops.h for the meaning of each).
   Tensor sum() const;
   Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  // x.sum(1) and x.mean(1, true): one dim (a template, so that x.sum({}) still means every dim).
+  template <std::integral I>
+  Tensor sum(I dim, bool keepdim = false) const {
+    return sum(std::vector<int64_t>{static_cast<int64_t>(dim)}, keepdim);
+  }
+  template <std::integral I>
+  Tensor mean(I dim, bool keepdim = false) const {
+    return mean(std::vector<int64_t>{static_cast<int64_t>(dim)}, keepdim);
+  }
   Tensor mean() const;
   Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor prod() const;
@@ -108,8 +120,17 @@ class Tensor {
   Tensor t() const;  // transpose of a 2-D tensor
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor expand(const Shape& shape) const;
-  Tensor slice(int64_t dim, int64_t start, int64_t stop, int64_t step = 1) const;
+  Tensor slice(int64_t dim, int64_t start = 0, int64_t stop = INT64_MAX, int64_t step = 1) const;
   Tensor matmul(const Tensor& other) const;
+  Tensor select(int64_t dim, int64_t index) const;
+
+  // Indexing (xlite/indexing.h): x.index({Slice(1, 3), 2, None}) reads, index_put_ writes in place.
+  Tensor index(const std::vector<TensorIndex>& indices) const;
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate = false);
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, Scalar value);
+  Tensor& masked_fill_(const Tensor& mask, Scalar value);
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha = 1);
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& src);
 
   const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
 
