@@ -40,13 +40,14 @@ TEST(Factories, ScalarTensorTypes) {
   EXPECT_EQ(f.numel(), 1);
   EXPECT_FLOAT_EQ(f.item<float>(), 1.5f);
 
+  // Literals take PyTorch's dtypes: a floating value the default dtype, an integer i64.
   Tensor d = xlite::tensor(0.1);
-  EXPECT_EQ(d.dtype(), DType::f64);
-  EXPECT_EQ(d.item<double>(), 0.1);
+  EXPECT_EQ(d.dtype(), DType::f32);
+  EXPECT_EQ(d.item<float>(), 0.1f);
 
   Tensor i = xlite::tensor(42);
-  EXPECT_EQ(i.dtype(), DType::i32);
-  EXPECT_EQ(i.item<int32_t>(), 42);
+  EXPECT_EQ(i.dtype(), DType::i64);
+  EXPECT_EQ(i.item<int64_t>(), 42);
 
   Tensor l = xlite::tensor(int64_t{1} << 40);
   EXPECT_EQ(l.dtype(), DType::i64);

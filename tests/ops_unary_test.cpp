@@ -360,7 +360,7 @@ TEST(OpsUnary, F64KeepsDoublePrecision) {
   ASSERT_EQ(v.size(), 2u);
   EXPECT_NEAR(v[0], std::exp(1.0), 1e-14);
   EXPECT_NEAR(v[1], 1.0 + 1e-10, 1e-15);  // f32 would give exactly 1
-  Tensor s = xlite::sin(xlite::tensor(0.5));
+  Tensor s = xlite::sin(xlite::full({}, 0.5, DType::f64));
   EXPECT_EQ(s.dtype(), DType::f64);
   EXPECT_NEAR(s.item<double>(), std::sin(0.5), 1e-15);
 }

@@ -164,7 +164,7 @@ TEST(Dtype, PromotionFollowsPyTorch) {
   EXPECT_EQ(promote_types(DType::f32, DType::f64), DType::f64);
   auto i = xl::tensor(std::vector<int32_t>{1});
   auto h = xl::tensor(std::vector<float>{1}).to(DType::f16);
-  auto d0 = xl::tensor(2.0);  // 0-dim f64
+  auto d0 = xl::full({}, 2.0, DType::f64);  // 0-dim f64
   EXPECT_EQ((i + 2.5).dtype(), DType::f32);
   EXPECT_EQ((i + 2).dtype(), DType::i32);
   EXPECT_EQ((h * 2.5).dtype(), DType::f16);

@@ -20,6 +20,12 @@ int64_t dtype_size(DType dtype);
 bool is_floating(DType dtype);
 bool is_integral(DType dtype);  // integers, not bool
 
+// PyTorch's default floating dtype, f32 unless set_default_dtype chose f64 (process-wide, like
+// torch.set_default_dtype): the dtype of floating literals (tensor(3.0), a float multiplied into an integer
+// tensor), of float factories without a dtype, and of float results of integer ops.
+void set_default_dtype(DType dtype);  // f32 or f64
+DType get_default_dtype();
+
 int64_t numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2,3]"
 

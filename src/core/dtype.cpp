@@ -1,7 +1,9 @@
 #include "xlite/dtype.h"
 
 #include <array>
+#include <atomic>
 
+#include "core/runtime_context.h"
 #include "xlite/error.h"
 
 namespace xlite {
@@ -31,6 +33,22 @@ DType dtype_from_name(std::string_view name) {
     if (info.name == name) return info.dtype;
   throw Error("[dtype] unknown dtype '" + std::string(name) + "'");
 }
+
+namespace {
+struct DefaultDType final : RuntimeState {
+  std::atomic<DType> dtype{DType::f32};
+  std::string describe() const override { return std::string(dtype_name(dtype.load())); }
+};
+DefaultDType& default_dtype() { return runtime_context::state<DefaultDType>("default dtype"); }
+}  // namespace
+
+void set_default_dtype(DType dtype) {
+  if (dtype != DType::f32 && dtype != DType::f64)
+    throw Error("[set_default_dtype] the default dtype must be f32 or f64, got " + std::string(dtype_name(dtype)));
+  default_dtype().dtype.store(dtype);
+}
+
+DType get_default_dtype() { return default_dtype().dtype.load(); }
 
 bool is_floating(DType d) { return d == DType::f32 || d == DType::f64 || d == DType::f16 || d == DType::bf16; }
 bool is_integral(DType d) { return d == DType::i32 || d == DType::i64 || d == DType::u8; }

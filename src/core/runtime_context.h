@@ -6,6 +6,7 @@
 //
 // The states, in the order a first op usually makes them (name, owner: what it holds). Caches are marked.
 //   settings, core/environment.cpp: the XLITE_* variables, read and checked once
+//   default dtype, core/dtype.cpp: the floating dtype of literals and float results (set_default_dtype)
 //   live tensors, tensor/live_tensors.cpp: each thread's pending tensors, for sync()
 //   random, core/random_state.cpp: the Philox seed and offset of the next draw
 //   allocators, runtime/allocator.cpp: one caching allocator per device (cache: freed blocks)

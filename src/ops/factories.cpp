@@ -74,49 +74,41 @@ Tensor random(const char* name, OpId op, const Shape& shape, DType dtype, Device
 }
 }  // namespace
 
-template <class T>
-Tensor tensor(T value, Device device) {
+namespace detail {
+Tensor literal_tensor(double value, Device device) {
   OpScope scope("tensor");
-  return upload(&value, sizeof(T), {}, dtype_of<T>::value, device);
+  if (get_default_dtype() == DType::f64) return upload(&value, sizeof value, {}, DType::f64, device);
+  const float narrow = static_cast<float>(value);
+  return upload(&narrow, sizeof narrow, {}, DType::f32, device);
 }
-template <>
-Tensor tensor<bool>(bool value, Device device) {
+
+Tensor literal_tensor(int64_t value, Device device) {
+  OpScope scope("tensor");
+  return upload(&value, sizeof value, {}, DType::i64, device);
+}
+
+Tensor literal_tensor(bool value, Device device) {
   OpScope scope("tensor");
   uint8_t byte = value;
   return upload(&byte, 1, {}, DType::bool_, device);
 }
-template Tensor tensor<float>(float, Device);
-template Tensor tensor<double>(double, Device);
-template Tensor tensor<int32_t>(int32_t, Device);
-template Tensor tensor<int64_t>(int64_t, Device);
-template Tensor tensor<uint8_t>(uint8_t, Device);
 
 template <class T>
-Tensor tensor(const std::vector<T>& data, const Shape& shape, Device device) {
+Tensor data_tensor(const std::vector<T>& data, const Shape& shape, Device device) {
   return tensor_from(data, shape, device);
 }
 template <>
-Tensor tensor<bool>(const std::vector<bool>& data, const Shape& shape, Device device) {
+Tensor data_tensor<bool>(const std::vector<bool>& data, const Shape& shape, Device device) {
   std::vector<uint8_t> bytes(data.begin(), data.end());
   Tensor t = tensor_from(bytes, shape, device);
   return Tensor(std::make_shared<TensorImpl>(t.impl()->data(), shape, DType::bool_, device));
 }
-template Tensor tensor<float>(const std::vector<float>&, const Shape&, Device);
-template Tensor tensor<double>(const std::vector<double>&, const Shape&, Device);
-template Tensor tensor<int32_t>(const std::vector<int32_t>&, const Shape&, Device);
-template Tensor tensor<int64_t>(const std::vector<int64_t>&, const Shape&, Device);
-template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, Device);
-
-template <class T>
-Tensor tensor(const std::vector<T>& data, Device device) {
-  return tensor(data, Shape{static_cast<int64_t>(data.size())}, device);
-}
-template Tensor tensor<float>(const std::vector<float>&, Device);
-template Tensor tensor<double>(const std::vector<double>&, Device);
-template Tensor tensor<int32_t>(const std::vector<int32_t>&, Device);
-template Tensor tensor<int64_t>(const std::vector<int64_t>&, Device);
-template Tensor tensor<uint8_t>(const std::vector<uint8_t>&, Device);
-template Tensor tensor<bool>(const std::vector<bool>&, Device);
+template Tensor data_tensor<float>(const std::vector<float>&, const Shape&, Device);
+template Tensor data_tensor<double>(const std::vector<double>&, const Shape&, Device);
+template Tensor data_tensor<int32_t>(const std::vector<int32_t>&, const Shape&, Device);
+template Tensor data_tensor<int64_t>(const std::vector<int64_t>&, const Shape&, Device);
+template Tensor data_tensor<uint8_t>(const std::vector<uint8_t>&, const Shape&, Device);
+}  // namespace detail
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
   OpScope scope("full");

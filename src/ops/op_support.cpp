@@ -259,7 +259,7 @@ Tensor broadcast_to_shape(const Tensor& t, const Shape& shape) {
   return make(ir::OpId::broadcast, {t}, ir::BroadcastAttrs{.shape = shape, .dims = dims}.to_attrs());
 }
 
-DType default_float() { return DType::f32; }
+DType default_float() { return get_default_dtype(); }
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;

@@ -13,6 +13,10 @@ void check_lr(double lr) {
   if (!(lr >= 0) || !std::isfinite(lr))
     throw Error("[optimizer] learning rate must be a finite number >= 0, got " + std::to_string(lr));
 }
+
+// The rate as an f64 upload: a graph input, never a constant folded into the graph (fill_ and full fold 0
+// and 1, which would recompile a compiled step when the schedule reaches them).
+Tensor lr_value(double lr, Device device) { return tensor(std::vector<double>{lr}, Shape{}, device); }
 }  // namespace
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
@@ -23,14 +27,14 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr) : params_(std::move(
                   ": one optimizer updates the parameters of one device");
   }
   check_lr(lr);
-  lr_tensor_ = tensor(lr, device());
+  lr_tensor_ = lr_value(lr, device());
 }
 
 void Optimizer::set_lr(double lr) {
   check_lr(lr);
   lr_ = lr;
   // An upload, not fill_: fill_ folds 0 and 1 into the graph as constants, which would recompile.
-  lr_tensor_.copy_(tensor(lr, device()));
+  lr_tensor_.copy_(lr_value(lr, device()));
 }
 
 void Optimizer::zero_grad() {

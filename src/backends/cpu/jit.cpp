@@ -27,6 +27,7 @@
 #include "core/check.h"
 #include "core/environment.h"
 #include "xlite/error.h"
+#include "xlite/version.h"
 
 namespace xlite::backends::cpu {
 
@@ -116,9 +117,9 @@ Jit::Jit() : state_(std::make_unique<State>()) {
         if (state->object_out) state->object_out->assign(object->getBufferStart(), object->getBufferSize());
         return object;
       });
-  state_->fingerprint = std::string("xlite ") + XLITE_VERSION + " codegen " + XLITE_CODEGEN_SOURCE_HASH + "; LLVM " +
-                        LLVM_VERSION_STRING + "; " + state_->triple + "; " + state_->target->getTargetCPU().str() +
-                        "; " + state_->target->getTargetFeatureString().str();
+  state_->fingerprint = std::string("xlite ") + XLITE_VERSION_STRING + " codegen " + XLITE_CODEGEN_SOURCE_HASH +
+                        "; LLVM " + LLVM_VERSION_STRING + "; " + state_->triple + "; " +
+                        state_->target->getTargetCPU().str() + "; " + state_->target->getTargetFeatureString().str();
 }
 
 const std::string& Jit::fingerprint() const { return state_->fingerprint; }
