@@ -2,15 +2,15 @@
 #include <cmath>
 #include <span>
 #include <vector>
-#include <iomanip>
-#include <sstream>
 
 #include "core/elements.h"
 #include "core/step_recording.h"
 #include "lazy/sync.h"
+#include "lazy/tensor_print.h"
 #include "runtime/transfer.h"
 #include "xlite/error.h"
 #include "xlite/metrics.h"
+#include "xlite/print.h"
 #include "xlite/tensor.h"
 
 namespace xlite {
@@ -53,30 +53,6 @@ T element_as(const HostCopy& b, DType dtype, int64_t i) {
   }
 }
 
-void print_values(std::ostream& os, const HostCopy& b, DType dtype, const Shape& shape, size_t dim, int64_t& offset,
-                  int indent) {
-  if (dim == shape.size()) {
-    if (is_floating(dtype))
-      os << element_f(b, dtype, offset++);
-    else if (dtype == DType::bool_)
-      os << (element_i(b, dtype, offset++) ? "true" : "false");
-    else
-      os << element_i(b, dtype, offset++);
-    return;
-  }
-  os << "[";
-  for (int64_t i = 0; i < shape[dim]; ++i) {
-    if (i) {
-      os << ",";
-      if (dim + 1 < shape.size())
-        os << "\n" << std::string(indent + dim + 1, ' ');
-      else
-        os << " ";
-    }
-    print_values(os, b, dtype, shape, dim + 1, offset, indent);
-  }
-  os << "]";
-}
 }  // namespace
 
 template <class T>
@@ -112,15 +88,19 @@ XLITE_INSTANTIATE_READS(uint8_t)
 XLITE_INSTANTIATE_READS(bool)
 #undef XLITE_INSTANTIATE_READS
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  if (!t.defined()) return os << "tensor(undefined)";
+std::string to_string(const Tensor& t) {
+  if (!t.defined()) return "tensor(undefined)";
   const HostCopy b(materialized(t, "print"), static_cast<size_t>(t.numel() * dtype_size(t.dtype())));
-  std::ostringstream body;
-  body << std::setprecision(6);
-  int64_t offset = 0;
-  print_values(body, b, t.dtype(), t.shape(), 0, offset, 7);
-  return os << "tensor(" << body.str() << ", shape=" << shape_str(t.shape()) << ", dtype=" << t.dtype()
-            << ", device=" << t.device() << ")";
+  HostValues values;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (is_floating(t.dtype()))
+      values.floats.push_back(element_f(b, t.dtype(), i));
+    else
+      values.integers.push_back(element_i(b, t.dtype(), i));
+  }
+  return format_tensor(values, t.shape(), t.dtype(), t.device());
 }
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << to_string(t); }
 
 }  // namespace xlite
