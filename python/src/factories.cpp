@@ -14,7 +14,7 @@ DType dtype_of_value(Scalar value) {
   switch (value.kind()) {
     case Scalar::Kind::boolean: return DType::bool_;
     case Scalar::Kind::integer: return DType::i64;
-    case Scalar::Kind::floating: return DType::f32;
+    case Scalar::Kind::floating: return get_default_dtype();
   }
   return DType::f32;
 }
@@ -27,7 +27,7 @@ Tensor grad_if(Tensor t, bool requires_grad) {
 template <class Make>
 auto sized(Make make) {
   return [make](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad) {
-    return grad_if(make(shape_from_args(size), dtype_or(dtype, DType::f32), to_device(device)), requires_grad);
+    return grad_if(make(shape_from_args(size), dtype_or(dtype, get_default_dtype()), to_device(device)), requires_grad);
   };
 }
 
@@ -86,11 +86,17 @@ void bind_factories(nb::module_& m) {
   m.def(
       "eye",
       [](int64_t n, std::optional<int64_t> cols, nb::handle dtype, nb::handle device, bool requires_grad) {
-        return grad_if(xlite::eye(n, cols.value_or(-1), dtype_or(dtype, DType::f32), to_device(device)), requires_grad);
+        return grad_if(xlite::eye(n, cols.value_or(-1), dtype_or(dtype, get_default_dtype()), to_device(device)),
+                       requires_grad);
       },
       "n"_a, "m"_a = nb::none(), nb::kw_only(), "dtype"_a = nb::none(), "device"_a = nb::none(),
       "requires_grad"_a = false, "The identity matrix, n x m (m defaults to n).");
   m.def("manual_seed", &xlite::manual_seed, "seed"_a, "Seeds the random generator.");
+  m.def(
+      "set_default_dtype", [](nb::handle dtype) { xlite::set_default_dtype(to_dtype(dtype)); }, "d"_a,
+      "The floating dtype of Python floats, float factories and float results of integer ops: float32 or float64.");
+  m.def("get_default_dtype", &xlite::get_default_dtype, "The default floating dtype.");
+  m.def("version", &xlite::version, "The version of the C++ library.");
 }
 
 }  // namespace xlite::python

@@ -38,6 +38,8 @@ void tensor_field(nb::class_<M, nn::UnaryModule>& c, const char* name, Tensor M:
       });
 }
 
+void bind_norm_and_conv_modules(nb::module_& nn_module);
+
 void bind_modules(nb::module_& nn_module) {
   nb::class_<nn::Module>(nn_module, "_CppModule", "A module written in C++ (xlite/nn.h).")
       .def("parameters", &nn::Module::parameters)
@@ -90,6 +92,7 @@ void bind_modules(nb::module_& nn_module) {
   auto rms_norm = nb::class_<nn::RMSNorm, nn::UnaryModule>(nn_module, "RMSNorm")
                       .def(nb::init<int64_t, double>(), "normalized_shape"_a, "eps"_a = 1e-6);
   tensor_field(rms_norm, "weight", &nn::RMSNorm::weight);
+  bind_norm_and_conv_modules(nn_module);
   nb::class_<nn::Dropout, nn::UnaryModule>(nn_module, "Dropout")
       .def(nb::init<double>(), "p"_a = 0.5)
       .def_rw("p", &nn::Dropout::p);
@@ -133,6 +136,64 @@ void bind_modules(nb::module_& nn_module) {
                 "KL divergence of log-probabilities input from target.");
   nn_module.def("cosine_similarity", &nn::cosine_similarity, "x1"_a, "x2"_a, "dim"_a = 1, "eps"_a = 1e-8,
                 "Cosine of the angle between x1 and x2 along dim.");
+}
+
+// The normalisation layers and the 1-D and transposed convolutions, with PyTorch's arguments.
+void bind_norm_and_conv_modules(nb::module_& nn_module) {
+  auto batch_norm = nb::class_<nn::BatchNorm, nn::UnaryModule>(nn_module, "_BatchNorm");
+  tensor_field(batch_norm, "weight", &nn::BatchNorm::weight);
+  tensor_field(batch_norm, "bias", &nn::BatchNorm::bias);
+  tensor_field(batch_norm, "running_mean", &nn::BatchNorm::running_mean);
+  tensor_field(batch_norm, "running_var", &nn::BatchNorm::running_var);
+  batch_norm.def_rw("momentum", &nn::BatchNorm::momentum).def_rw("eps", &nn::BatchNorm::eps);
+  nb::class_<nn::BatchNorm1d, nn::BatchNorm>(nn_module, "BatchNorm1d")
+      .def(nb::init<int64_t, double, double, bool, bool>(), "num_features"_a, "eps"_a = 1e-5, "momentum"_a = 0.1,
+           "affine"_a = true, "track_running_stats"_a = true);
+  nb::class_<nn::BatchNorm2d, nn::BatchNorm>(nn_module, "BatchNorm2d")
+      .def(nb::init<int64_t, double, double, bool, bool>(), "num_features"_a, "eps"_a = 1e-5, "momentum"_a = 0.1,
+           "affine"_a = true, "track_running_stats"_a = true);
+  auto group_norm = nb::class_<nn::GroupNorm, nn::UnaryModule>(nn_module, "GroupNorm")
+                        .def(nb::init<int64_t, int64_t, double, bool>(), "num_groups"_a, "num_channels"_a,
+                             "eps"_a = 1e-5, "affine"_a = true);
+  tensor_field(group_norm, "weight", &nn::GroupNorm::weight);
+  tensor_field(group_norm, "bias", &nn::GroupNorm::bias);
+  nb::class_<nn::InstanceNorm2d, nn::UnaryModule>(nn_module, "InstanceNorm2d")
+      .def(nb::init<int64_t, double, bool>(), "num_features"_a, "eps"_a = 1e-5, "affine"_a = false);
+  auto conv1d =
+      nb::class_<nn::Conv1d, nn::UnaryModule>(nn_module, "Conv1d")
+          .def(
+              "__init__",
+              [](nn::Conv1d* self, int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding,
+                 int64_t dilation, int64_t groups, bool bias) {
+                new (self) nn::Conv1d(
+                    in, out, kernel,
+                    {.stride = {stride}, .padding = {padding}, .dilation = {dilation}, .groups = groups, .bias = bias});
+              },
+              "in_channels"_a, "out_channels"_a, "kernel_size"_a, "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+              "groups"_a = 1, "bias"_a = true);
+  tensor_field(conv1d, "weight", &nn::Conv1d::weight);
+  tensor_field(conv1d, "bias", &nn::Conv1d::bias);
+  auto pair = [](nb::handle v) {
+    return PyLong_Check(v.ptr()) ? std::vector<int64_t>{nb::cast<int64_t>(v)} : to_shape(v);
+  };
+  auto up =
+      nb::class_<nn::ConvTranspose2d, nn::UnaryModule>(nn_module, "ConvTranspose2d")
+          .def(
+              "__init__",
+              [pair](nn::ConvTranspose2d* self, int64_t in, int64_t out, nb::handle kernel, nb::handle stride,
+                     nb::handle padding, nb::handle output_padding, int64_t groups, bool bias, nb::handle dilation) {
+                new (self) nn::ConvTranspose2d(in, out, pair(kernel),
+                                               {.stride = pair(stride),
+                                                .padding = pair(padding),
+                                                .dilation = pair(dilation),
+                                                .output_padding = pair(output_padding),
+                                                .groups = groups,
+                                                .bias = bias});
+              },
+              "in_channels"_a, "out_channels"_a, "kernel_size"_a, "stride"_a = 1, "padding"_a = 0,
+              "output_padding"_a = 0, "groups"_a = 1, "bias"_a = true, "dilation"_a = 1);
+  tensor_field(up, "weight", &nn::ConvTranspose2d::weight);
+  tensor_field(up, "bias", &nn::ConvTranspose2d::bias);
 }
 
 // Adam and AdamW take PyTorch's arguments: betas as a pair.

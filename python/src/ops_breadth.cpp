@@ -246,14 +246,15 @@ void bind_ops_breadth(nb::module_& m) {
   m.def(
       "linspace",
       [](double start, double end, int64_t steps, nb::handle dtype, nb::handle device) {
-        return xlite::linspace(start, end, steps, dtype.is_none() ? DType::f32 : to_dtype(dtype), to_device(device));
+        return xlite::linspace(start, end, steps, dtype.is_none() ? get_default_dtype() : to_dtype(dtype),
+                               to_device(device));
       },
       "start"_a, "end"_a, "steps"_a, nb::kw_only(), "dtype"_a = nb::none(), "device"_a = nb::none(),
       "steps values from start to end inclusive, evenly spaced.");
   m.def(
       "logspace",
       [](double start, double end, int64_t steps, double base, nb::handle dtype, nb::handle device) {
-        return xlite::logspace(start, end, steps, base, dtype.is_none() ? DType::f32 : to_dtype(dtype),
+        return xlite::logspace(start, end, steps, base, dtype.is_none() ? get_default_dtype() : to_dtype(dtype),
                                to_device(device));
       },
       "start"_a, "end"_a, "steps"_a, "base"_a = 10.0, nb::kw_only(), "dtype"_a = nb::none(), "device"_a = nb::none(),

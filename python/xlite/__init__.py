@@ -29,7 +29,7 @@ from ._xlite import (  # noqa: F401
     conv_transpose2d, avg_pool1d, max_pool1d, adaptive_avg_pool2d, interpolate, ValuesIndices,
     # factories
     zeros, ones, full, zeros_like, ones_like, full_like, rand, randn, rand_like, randn_like, arange, eye,
-    manual_seed, randint, randperm, bernoulli, multinomial, linspace, logspace,
+    manual_seed, set_default_dtype, get_default_dtype, randint, randperm, bernoulli, multinomial, linspace, logspace,
     # tools
     save, load, get_memory_info, reset_peak_memory, empty_cache, clear_caches, debug, metrics, kernels,
 )
@@ -41,6 +41,6 @@ from ._modes import eager_mode, no_grad, enable_grad, set_grad_enabled, compile 
 from ._autograd import grad, value_and_grad, custom_vjp  # noqa: F401
 from ._functions import max, min, floor_divide  # noqa: F401
 from . import _tensor  # noqa: F401  (attaches methods, indexing and printing to Tensor)
-from . import nn, optim, experimental  # noqa: F401
+from . import nn, optim, experimental, utils  # noqa: F401
 
-__version__ = "0.1.0"
+__version__ = _xlite.version()

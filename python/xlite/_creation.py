@@ -20,10 +20,10 @@ def _numpy_dtype(dtype):
 
 def _as_array(data, dtype):
     """A C-contiguous NumPy array of data. Python numbers and lists of them follow torch.tensor: floats become
-    float32, integers int64; NumPy arrays and scalars keep their dtype."""
+    the default dtype (float32 unless set_default_dtype), integers int64; NumPy arrays and scalars keep their dtype."""
     array = np.asarray(data)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic)):
-        if array.dtype == np.float64:
+        if array.dtype == np.float64 and _xlite.get_default_dtype() == _dtypes.float32:
             array = array.astype(np.float32)
         elif array.dtype.kind in "iu" and array.dtype != np.uint8:
             array = array.astype(np.int64)

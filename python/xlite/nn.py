@@ -6,7 +6,8 @@ import collections
 from . import _xlite
 from ._xlite import Tensor
 from ._xlite.nn import (  # noqa: F401
-    AvgPool2d, CausalSelfAttention, Conv2d, Dropout, Embedding, Flatten, LayerNorm, Linear, MaxPool2d, MLP, ReLU,
+    AvgPool2d, BatchNorm1d, BatchNorm2d, CausalSelfAttention, Conv1d, Conv2d, ConvTranspose2d, Dropout, Embedding,
+    Flatten, GroupNorm, InstanceNorm2d, LayerNorm, Linear, MaxPool2d, MLP, ReLU,
     RMSNorm, cross_entropy, mse_loss, nll_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
     binary_cross_entropy_with_logits, kl_div, cosine_similarity,
 )
