@@ -14,11 +14,8 @@ namespace xl = xlite;
 
 namespace {
 using xlite_test::check_gradients;
+using xlite_test::input;
 using xlite_test::random_f64;
-
-xl::Tensor input(const xl::Shape& shape, uint64_t seed, double lo = -2, double hi = 2) {
-  return random_f64(shape, lo, hi, seed);
-}
 }  // namespace
 
 TEST(Autograd, UnaryOps) {

@@ -21,6 +21,11 @@ inline xlite::Tensor random_f64(const xlite::Shape& shape, double lo, double hi,
   return (xlite::rand(shape, xlite::DType::f64) * (hi - lo) + lo);
 }
 
+// Inputs of a gradient check: uniform in [lo, hi) from a seed.
+inline xlite::Tensor input(const xlite::Shape& shape, uint64_t seed, double lo = -2, double hi = 2) {
+  return random_f64(shape, lo, hi, seed);
+}
+
 // d sum(fn(inputs) * weights) / d inputs, by autograd and by central differences in f64.
 // eps is the finite-difference step; ops that round through a narrower dtype need a larger one.
 inline void check_gradients(const GradientFn& fn, std::vector<xlite::Tensor> inputs, double tolerance = 1e-6,

@@ -23,14 +23,10 @@ namespace {
 
 using DV = std::vector<double>;
 
-// ---- Gradients by central differences (copied from tests/autograd_test.cpp) ----
-
+// Gradients by central differences (tests/gradient_check.h).
 using xlite_test::check_gradients;
+using xlite_test::input;
 using xlite_test::random_f64;
-
-xl::Tensor input(const xl::Shape& shape, uint64_t seed, double lo = -2, double hi = 2) {
-  return random_f64(shape, lo, hi, seed);
-}
 
 // ---- Known values ----
 
