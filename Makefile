@@ -34,7 +34,7 @@ test-asan: build-asan
 
 # ThreadSanitizer on the tests that use threads or the state threads share. OpenMP teams of one thread:
 # libgomp is not instrumented, so the synchronisation inside its teams would be invisible to TSan.
-TSAN_TESTS = Threads.*:LiveTensors.*:CompileSoundness.*:CompileReplay.*:AutogradInPlace.*:Metrics.*:RuntimeContext.*:Devices.*
+TSAN_TESTS = Threads.*:LiveTensors.*:CompileSoundness.*:CompileReplay.*:AutogradInPlace.*:Metrics.*:RuntimeContext.*:Devices.*:DataLoader.*
 build-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXLITE_SANITIZE_THREAD=ON -DXLITE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target xlite_tests
