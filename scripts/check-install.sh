@@ -5,11 +5,18 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$root/build" --prefix "$work/prefix" >/dev/null
+# The exported targets name no path of the machine that built them (the consumer sets no C++ standard: the
+# target's cxx_std_20 requirement gives it).
+targets=$(find "$work/prefix" -name 'xliteTargets*.cmake')
+[ -n "$targets" ] || { echo "check-install: no xliteTargets*.cmake installed" >&2; exit 1; }
+if grep -n "$root" $targets; then
+  echo "check-install: the exported targets hold paths of the build tree" >&2
+  exit 1
+fi
 mkdir -p "$work/app"
 cat > "$work/app/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.20)
 project(consumer CXX)
-set(CMAKE_CXX_STANDARD 20)
 find_package(xlite CONFIG REQUIRED)
 add_executable(app main.cpp)
 target_link_libraries(app xlite::xlite)
