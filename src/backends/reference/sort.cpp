@@ -42,8 +42,14 @@ void argsort(const ir::Instr& instr, std::span<const Value* const> in, Value& ou
         }
         return attrs.descending ? ikeys[a] > ikeys[b] : ikeys[a] < ikeys[b];
       };
+      // Equal keys in position order: std::sort with the position as the last key is a stable sort
+      // (std::stable_sort's buffer is deprecated in the libstdc++ that clang builds the fuzzers with).
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), before);
+      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        if (before(a, b)) return true;
+        if (before(b, a)) return false;
+        return a < b;
+      });
       for (int64_t k = 0; k < n; ++k) store_i(out, base + k * inner, order[k]);
     }
   }
