@@ -114,8 +114,7 @@ DataLoader::Iterator DataLoader::begin() {
       }
     });
   }
-  Iterator it(this, 0);
-  return it;
+  return Iterator(this, 0);
 }
 
 Example DataLoader::next() {

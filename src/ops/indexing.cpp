@@ -31,6 +31,16 @@ Tensor scatter_flat(const Tensor& x, const Tensor& pos, const Tensor& values, bo
   return reshape(where(hit, placed, flat), x.shape()).to(dtype);
 }
 
+// x[..., index, ...] along dim d (index may count from the end); an error names the dim as the user wrote it.
+Tensor selected(const Tensor& x, int64_t d, int64_t index, int64_t shown_dim) {
+  const int64_t n = x.shape()[d];
+  const int64_t at = index < 0 ? index + n : index;
+  if (at < 0 || at >= n)
+    ops::fail("index " + std::to_string(index) + " is out of range for dim " + std::to_string(shown_dim) + " of size " +
+              std::to_string(n));
+  return squeeze(slice(x, d, at, at + 1), d);
+}
+
 int64_t consumed_dims(const TensorIndex& i) {
   switch (i.kind()) {
     case TensorIndex::Kind::integer:
@@ -111,16 +121,7 @@ Tensor apply_index(const Tensor& x, const std::vector<TensorIndex>& indices) {
   std::vector<Advanced> advanced;
   for (const TensorIndex& i : indices) {
     switch (i.kind()) {
-      case TensorIndex::Kind::integer: {
-        const int64_t n = r.shape()[d];
-        const int64_t at = i.integer() < 0 ? i.integer() + n : i.integer();
-        if (at < 0 || at >= n)
-          ops::fail("index " + std::to_string(i.integer()) + " is out of range for dim " + std::to_string(source_dim) +
-                    " of size " + std::to_string(n));
-        r = squeeze(slice(r, d, at, at + 1), d);
-        ++source_dim;
-        break;
-      }
+      case TensorIndex::Kind::integer: r = selected(r, d, i.integer(), source_dim++); break;
       case TensorIndex::Kind::slice: {
         const indexing::Slice& s = i.slice();
         if (s.step < 1) ops::fail("slice step must be >= 1, got " + std::to_string(s.step));
@@ -181,12 +182,7 @@ Tensor index_put(const Tensor& x, const std::vector<TensorIndex>& indices, const
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   OpScope scope("select");
-  const int64_t d = ops::normalize_dim(dim, x.dim()), n = x.shape()[d];
-  const int64_t at = index < 0 ? index + n : index;
-  if (at < 0 || at >= n)
-    ops::fail("index " + std::to_string(index) + " is out of range for dim " + std::to_string(dim) + " of size " +
-              std::to_string(n));
-  return scope.finish(squeeze(slice(x, d, at, at + 1), d));
+  return scope.finish(selected(x, ops::normalize_dim(dim, x.dim()), index, dim));
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
