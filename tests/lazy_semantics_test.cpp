@@ -205,12 +205,15 @@ TEST_F(LazySemantics, InPlaceOpsCheckShapeAndDtype) {
   EXPECT_EQ(f.to_vector<float>(), (std::vector<float>{1, 2}));
 }
 
-TEST_F(LazySemantics, ResultsOfInPlaceOpsDoNotAliasTheirInputs) {
+TEST_F(LazySemantics, ANoOpReshapeIsAViewAndACloneIsNot) {
   auto x = xl::tensor(std::vector<float>{1, 2});
-  auto y = xl::reshape(x, {2});  // a no-op reshape still gives a new handle
+  auto y = xl::reshape(x, {2});  // a new handle that shares x's storage, as PyTorch's
   y.add_(1);
-  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2}));
-  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{2, 3}));
+  auto c = xl::clone(x);
+  c.add_(1);
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(c.to_vector<float>(), (std::vector<float>{3, 4}));
 }
 
 TEST_F(LazySemantics, LongLoopDoesNotGrowMemory) {

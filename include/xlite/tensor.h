@@ -1,6 +1,9 @@
 #pragma once
 // The Tensor handle. A tensor holds either device data or a pending value (an IR node that has not run).
 // Copies of a handle are aliases: an in-place op rebinds the shared value, and every alias sees it.
+// View ops (view, reshape where strides allow, slice, select, narrow, transpose, permute, expand, squeeze,
+// unsqueeze, flatten, detach, basic indexing) return views, as PyTorch's do: an in-place op on a view updates
+// its base and every other view of it, and an update of the base is seen through its views.
 #include <concepts>
 #include <cstdint>
 #include <memory>
@@ -50,8 +53,11 @@ class Tensor {
   // The accumulated gradient (undefined before the first backward). It is a tensor like any other:
   // zero_() and other in-place ops update it.
   Tensor grad() const;
-  // The same value, cut off from the graph: no gradient flows through it.
+  // The same value, cut off from the graph: no gradient flows through it. A view: it shares storage.
   Tensor detach() const;
+  // Replaces the value with one of any shape, dtype and device, outside autograd (PyTorch's `x.data = value`): every
+  // handle to this tensor, such as a module's field, sees it. A gradient of another type is dropped.
+  void set_data(const Tensor& value);
 
   // In-place ops: compute lazily and rebind this tensor (and its aliases) to the result.
   // The result must be castable to this tensor's dtype (no float -> int, no number -> bool).
@@ -121,8 +127,13 @@ class Tensor {
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor expand(const Shape& shape) const;
   Tensor slice(int64_t dim, int64_t start = 0, int64_t stop = INT64_MAX, int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor matmul(const Tensor& other) const;
   Tensor select(int64_t dim, int64_t index) const;
+  // Whether the elements sit in storage in row-major order, as PyTorch's strides would say (a transposed or
+  // strided view's do not); contiguous() is this tensor when they do and a copy when they do not.
+  bool is_contiguous() const;
+  Tensor contiguous() const;
 
   // Indexing (xlite/indexing.h): x.index({Slice(1, 3), 2, None}) reads, index_put_ writes in place.
   Tensor index(const std::vector<TensorIndex>& indices) const;

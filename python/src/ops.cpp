@@ -178,6 +178,8 @@ void bind_ops(nb::module_& m) {
   m.def("slice", &xlite::slice, "input"_a, "dim"_a, "start"_a = 0, "stop"_a = INT64_MAX, "step"_a = 1,
         "x[start:stop:step] along dim.");
   m.def("narrow", &xlite::narrow, "input"_a, "dim"_a, "start"_a, "length"_a, "length elements of dim from start.");
+  m.def("select", &xlite::select, "input"_a, "dim"_a, "index"_a,
+        "input[..., index, ...] along dim, a view without dim.");
   m.def("cat", &xlite::cat, "tensors"_a, "dim"_a = 0, "Joins tensors along an existing dim.");
   m.def("concat", &xlite::concat, "tensors"_a, "dim"_a = 0, "Joins tensors along an existing dim (cat).");
   m.def("stack", &xlite::stack, "tensors"_a, "dim"_a = 0, "Joins tensors along a new dim.");

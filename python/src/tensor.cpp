@@ -193,7 +193,15 @@ void bind_tensor(nb::module_& m) {
           "backward", [](const Tensor& x, std::optional<Tensor> gradient) { x.backward(gradient.value_or(Tensor())); },
           "gradient"_a = nb::none(),
           "Accumulates d(self)/d(leaf) * gradient into every leaf's .grad; gradient defaults to 1 for a scalar.")
-      .def("detach", &Tensor::detach, "The same value, cut off from the graph.")
+      .def("detach", &Tensor::detach, "A view of the same storage, cut off from the graph.")
+      .def_prop_rw(
+          "data", [](const Tensor& x) { return x.detach(); }, [](Tensor& x, const Tensor& v) { x.set_data(v); },
+          "The value cut off from the graph (a view); assigning replaces it, of any shape, dtype and device.")
+      .def("is_contiguous", &Tensor::is_contiguous,
+           "Whether the elements sit in row-major order in storage (a transposed or strided view's do not).")
+      .def(
+          "contiguous", [](const Tensor& x, nb::handle) { return x.contiguous(); }, "memory_format"_a = nb::none(),
+          "This tensor when it is contiguous, else a contiguous copy.")
       // In-place ops rebind this tensor (and its aliases) and return it.
       .def("add_", nb::overload_cast<const Tensor&>(&Tensor::add_), "other"_a, nb::rv_policy::reference_internal)
       .def("add_", nb::overload_cast<Scalar>(&Tensor::add_), "other"_a, nb::rv_policy::reference_internal)

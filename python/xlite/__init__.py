@@ -19,7 +19,7 @@ from ._xlite import (  # noqa: F401
     add, sub, mul, div, pow, maximum, minimum, remainder, eq, ne, lt, le, gt, ge,
     logical_and, logical_or, logical_xor, where, clamp,
     sum, mean, prod, amax, amin, argmax, argmin, logsumexp, var, softmax, log_softmax,
-    reshape, flatten, squeeze, unsqueeze, transpose, permute, broadcast_to, slice, narrow, cat, concat, stack,
+    reshape, flatten, squeeze, unsqueeze, transpose, permute, broadcast_to, slice, narrow, select, cat, concat, stack,
     split, chunk, pad, flip, tril, triu, index_select, gather, scatter_add, embedding, one_hot,
     matmul, linear, conv2d, max_pool2d, avg_pool2d,
     asin, acos, atan, atan2, sinh, cosh, logaddexp, hypot, softplus, mish, hardsigmoid, hardswish, elu, leaky_relu,

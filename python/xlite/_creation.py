@@ -50,7 +50,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 
     Python ints become int64, floats float32 and bools bool, as in torch.tensor."""
     if isinstance(data, _xlite.Tensor):
-        t = data.detach().to(device=device, dtype=dtype)  # a handle of its own: values are immutable
+        t = _xlite.clone(data.detach()).to(device=device, dtype=dtype)  # a copy, as torch.tensor(t) makes
     else:  # data, like torch.tensor's, not a pending constant
         t = _from_numpy(_as_array(data, dtype), device, copy=True)
     if requires_grad:

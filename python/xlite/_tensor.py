@@ -46,6 +46,8 @@ Tensor.tile = lambda self, *dims: _xlite.tile(self, _shape_args(dims))
 Tensor.unfold = lambda self, dimension, size, step: _xlite.unfold(self, dimension, size, step)
 Tensor.nonzero = lambda self, *, as_tuple=False: (
     _xlite.nonzero(self) if not as_tuple else tuple(_xlite.nonzero(self).transpose(0, 1)))
+Tensor.narrow = lambda self, dim, start, length: _xlite.narrow(self, dim, start, length)
+Tensor.select = lambda self, dim, index: _xlite.select(self, dim, index)
 Tensor.view_as = lambda self, other: _xlite.view(self, other.shape)
 Tensor.reshape_as = lambda self, other: _xlite.reshape(self, other.shape)
 Tensor.expand_as = lambda self, other: _xlite.expand(self, other.shape)
@@ -53,8 +55,6 @@ Tensor.type_as = lambda self, other: self.to(other.dtype)
 Tensor.t = lambda self: _xlite.transpose(self, 0, 1) if self.ndim == 2 else self
 Tensor.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
 Tensor.mT = property(lambda self: _xlite.transpose(self, -2, -1))
-Tensor.contiguous = lambda self, memory_format=None: self  # values have no layout to make contiguous
-Tensor.is_contiguous = lambda self: True
 def _as_value(value, device):
     """A number as a 0-d tensor that loses nothing of it (a Python float in float64), for writing into a tensor
     of any dtype; a tensor as it is."""

@@ -8,6 +8,7 @@
 #include "autograd/vjp.h"
 #include "tensor/tensor_impl.h"
 #include "ops/op_support.h"
+#include "ops/views.h"
 #include "xlite/autograd.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
@@ -211,11 +212,7 @@ Tensor Tensor::grad() const {
 
 Tensor Tensor::detach() const {
   ops::OpScope scope("detach");
-  NoGradGuard no_grad;
-  const TensorImpl& impl = ops::impl_of(*this);
-  if (!impl.is_pending())
-    return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
-  return ops::wrap(ir::make_identity(impl.pending(), "detach", false));
+  return ops::alias_view(*this, true);
 }
 
 std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn,

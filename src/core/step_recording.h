@@ -34,7 +34,10 @@ struct StepRecording {
     bool value;
   };
 
-  uint64_t first_tensor_id = 0;      // tensors with smaller ids existed before the step
+  uint64_t first_tensor_id = 0;  // tensors with smaller ids existed before the step
+  // fn's tensor arguments. A view among them is read as it is fed; any other view that existed before the
+  // step is read through its base, so that a replay computes it from the base's data of that call.
+  std::vector<const TensorImpl*> arguments;
   uint64_t first_buffer_serial = 0;  // buffers with smaller serials existed before the step
   uint64_t entry_rng_offset = 0;
   std::unordered_map<const Buffer*, std::vector<Read>> reads;  // by the buffer the graph reads

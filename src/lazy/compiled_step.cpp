@@ -144,6 +144,8 @@ bool StepRunner::replay(const std::vector<StepInput>& inputs, StepValues& result
 void StepRunner::begin_trace(const std::vector<StepInput>& inputs) {
   State& s = *state_;
   s.previous_eager = is_eager_mode();
+  for (const StepInput& input : inputs)
+    if (input.kind == StepInput::Kind::tensor && input.tensor.defined()) input.tensor.impl()->refresh_view();
   sync();  // earlier pending work is not part of this step
   eager_mode(false);
   in_place_log::begin();
@@ -160,6 +162,9 @@ void StepRunner::begin_trace(const std::vector<StepInput>& inputs) {
         input.kind == StepInput::Kind::tensor && input.tensor.defined() ? input.tensor.impl()->data().get() : nullptr);
   s.recording = StepRecording{};
   s.recording.first_tensor_id = TensorImpl::next_id();
+  for (const StepInput& input : inputs)
+    if (input.kind == StepInput::Kind::tensor && input.tensor.defined())
+      s.recording.arguments.push_back(input.tensor.impl().get());
   s.recording.first_buffer_serial = Buffer::serial_now();
   random_state::Position entry = random_state::current();
   s.recording.entry_rng_offset = entry.offset;

@@ -69,7 +69,12 @@ bool replay_program(Program& p, const std::vector<StepInput>& inputs, StepValues
       }
       case Feed::Kind::existing:
         for (const Existing& source : feed.sources) {
-          const BufferPtr& data = resolve(source, inputs)->data();
+          const std::shared_ptr<TensorImpl> impl = resolve(source, inputs);
+          if (impl->view_is_stale()) {
+            why = "a view fn reads is out of date: its base was updated in place since the trace";
+            return false;
+          }
+          const BufferPtr& data = impl->data();
           if (!arguments[a]) {
             arguments[a] = data;
           } else if (arguments[a] != data) {

@@ -448,8 +448,11 @@ void sync() {
 void sync(const std::vector<Tensor>& tensors) {
   note_mid_trace_run("sync", "synced");
   std::vector<TensorImpl*> impls;
-  for (const Tensor& t : tensors)
-    if (t.defined()) impls.push_back(t.impl().get());
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    t.impl()->refresh_view();  // its data is read next (save, a host library): it must follow its base
+    impls.push_back(t.impl().get());
+  }
   lazy::sync_tensors(impls, lazy::SyncCause::user_sync);
 }
 

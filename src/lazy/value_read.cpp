@@ -18,6 +18,7 @@ namespace {
 const Buffer& materialized(const Tensor& t, const char* op) {
   if (!t.defined()) throw Error(std::string("[") + op + "] the tensor is undefined");
   TensorImpl* impl = t.impl().get();
+  impl->refresh_view();
   // Also for data that is already there: a trace that branches on it would replay the wrong branch.
   note_mid_trace_run(op, "read a value on the host");
   if (impl->is_pending()) lazy::sync_tensors({&impl, 1}, lazy::SyncCause::value_read);

@@ -33,6 +33,7 @@ Tensor holding(BufferPtr buffer, const Shape& shape, DType dtype, Device device)
 HostData host_data(const Tensor& tensor) {
   if (!tensor.defined()) throw Error("[host_data] the tensor is undefined");
   TensorImpl* impl = tensor.impl().get();
+  impl->refresh_view();
   // A trace that hands its values to another library cannot be replayed without running that code.
   note_mid_trace_run("host_data", "read a value on the host");
   if (impl->is_pending()) lazy::sync_tensors({&impl, 1}, lazy::SyncCause::value_read);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/op_support.h"
+#include "ops/views.h"
 #include "xlite/factories.h"
 #include "xlite/indexing.h"
 #include "xlite/ops.h"
@@ -161,7 +162,8 @@ Tensor apply_index(const Tensor& x, const std::vector<TensorIndex>& indices) {
       }
     }
   }
-  return advanced.empty() ? ops::fresh_handle(r) : apply_advanced(r, std::move(advanced));
+  if (!advanced.empty()) return apply_advanced(r, std::move(advanced));
+  return r.impl() == x.impl() ? ops::alias_view(x, false) : r;
 }
 
 void require_same_shape(const char* what, const Shape& got, const Shape& want) {
@@ -171,6 +173,11 @@ void require_same_shape(const char* what, const Shape& got, const Shape& want) {
 
 Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
   OpScope scope("index");
+  // Integers, slices, None and ellipses give a view, as PyTorch's basic indexing does; a tensor index a copy.
+  const bool basic = std::none_of(indices.begin(), indices.end(),
+                                  [](const TensorIndex& i) { return i.kind() == TensorIndex::Kind::tensor; });
+  std::optional<ops::ViewsInside> views;
+  if (basic) views.emplace();
   return scope.finish(apply_index(x, indices));
 }
 
@@ -182,6 +189,7 @@ Tensor index_put(const Tensor& x, const std::vector<TensorIndex>& indices, const
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   OpScope scope("select");
+  ops::ViewsInside views;
   return scope.finish(selected(x, ops::normalize_dim(dim, x.dim()), index, dim));
 }
 

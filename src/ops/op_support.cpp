@@ -104,11 +104,13 @@ InPlaceScope::InPlaceScope(const TensorImpl* target) : previous_(in_place_target
 InPlaceScope::~InPlaceScope() { in_place_target = previous_; }
 
 const char* current_op() { return op_name_now; }
+bool in_user_call() { return op_depth == 1; }
 
 void fail(const std::string& message) { throw Error("[" + std::string(op_name_now) + "] " + message); }
 
 const TensorImpl& impl_of(const Tensor& t) {
   if (!t.defined()) fail("an operand is an undefined tensor");
+  t.impl()->refresh_view();
   return *t.impl();
 }
 
@@ -124,7 +126,7 @@ Tensor fresh_handle(const Tensor& t) {
   if (impl.is_pending()) return wrap(impl.pending());
   // Gradients must keep flowing through the new handle.
   if (impl.requires_grad() && autograd::is_grad_enabled()) return wrap(t.impl()->autograd_node());
-  return Tensor(std::make_shared<TensorImpl>(impl.data(), impl.shape(), impl.dtype(), impl.device()));
+  return Tensor(t.impl()->share_data());
 }
 
 Tensor make(ir::OpId op, std::span<const Tensor> operands, ir::Attrs attrs, std::optional<Device> device) {

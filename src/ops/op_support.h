@@ -48,6 +48,9 @@ class InPlaceScope {
 
 // The name of the public op being built on this thread ("" outside any op).
 const char* current_op();
+// True inside the op the user called, and not inside the ops it calls: only there do view ops make views,
+// so an op's result never keeps a temporary of its own alive as a base.
+bool in_user_call();
 // Throws xlite::Error("[op] message").
 [[noreturn]] void fail(const std::string& message);
 

@@ -1,4 +1,4 @@
-// Shape ops. Each is a value op on the IR; none aliases storage.
+// Shape ops. The view ops among them (ops/views.h) share their input's storage, as PyTorch's do.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -7,6 +7,7 @@
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "ops/op_support.h"
+#include "ops/views.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
 
@@ -16,34 +17,14 @@ using ir::AttrKey;
 using ir::OpId;
 using ops::OpScope;
 
-Tensor reshape_node(const Tensor& x, const Shape& shape) {
-  if (x.shape() == shape) return ops::fresh_handle(x);
-  return ops::make(OpId::reshape, {x}, ir::ReshapeAttrs{.shape = shape}.to_attrs());
+// reshape's value: a view when x's strides allow one, else a copy (as PyTorch's reshape).
+Tensor reshaped_or_copied(const Tensor& x, const Shape& shape) {
+  if (auto strides = ops::view_strides(ops::layout_of(x), shape)) return ops::reshape_view(x, shape, *strides);
+  return ops::reshaped(x, shape);
 }
 
-Tensor slice_node(const Tensor& x, int64_t dim, int64_t start, int64_t limit, int64_t step) {
-  const Shape& shape = x.shape();
-  std::vector<int64_t> starts(shape.size(), 0), limits = shape, strides(shape.size(), 1);
-  starts[dim] = start;
-  limits[dim] = limit;
-  strides[dim] = step;
-  return ops::make(OpId::slice, {x}, ir::SliceAttrs{.start = starts, .limit = limits, .stride = strides}.to_attrs());
-}
-
-Tensor triangle(const char* name, const Tensor& x, int64_t diagonal, bool lower) {
-  OpScope scope(name);
-  if (ops::impl_of(x).shape().size() < 2) ops::fail("needs a tensor of rank >= 2, got " + shape_str(x.shape()));
-  int64_t rows = x.shape()[x.dim() - 2], cols = x.shape()[x.dim() - 1];
-  Tensor row = ops::iota_along({rows, cols}, 0, DType::i64, x.device());
-  Tensor col = ops::iota_along({rows, cols}, 1, DType::i64, x.device());
-  Tensor offset = col - row;
-  Tensor keep = lower ? offset <= diagonal : offset >= diagonal;
-  return scope.finish(where(keep, x, zeros({}, x.dtype(), x.device())));
-}
-}  // namespace
-
-Tensor reshape(const Tensor& x, const Shape& shape) {
-  OpScope scope("reshape");
+// shape with its -1 worked out, or an error when it does not hold x's elements.
+Shape reshape_target(const Tensor& x, const Shape& shape) {
   const TensorImpl& impl = ops::impl_of(x);
   Shape out = shape;
   int64_t inferred = -1;
@@ -69,16 +50,39 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   } else if (*known != total) {
     invalid();
   }
-  return scope.finish(reshape_node(x, out));
+  return out;
+}
+
+Tensor triangle(const char* name, const Tensor& x, int64_t diagonal, bool lower) {
+  OpScope scope(name);
+  if (ops::impl_of(x).shape().size() < 2) ops::fail("needs a tensor of rank >= 2, got " + shape_str(x.shape()));
+  int64_t rows = x.shape()[x.dim() - 2], cols = x.shape()[x.dim() - 1];
+  Tensor row = ops::iota_along({rows, cols}, 0, DType::i64, x.device());
+  Tensor col = ops::iota_along({rows, cols}, 1, DType::i64, x.device());
+  Tensor offset = col - row;
+  Tensor keep = lower ? offset <= diagonal : offset >= diagonal;
+  return scope.finish(where(keep, x, zeros({}, x.dtype(), x.device())));
+}
+}  // namespace
+
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  OpScope scope("reshape");
+  return scope.finish(reshaped_or_copied(x, reshape_target(x, shape)));
 }
 
 Tensor view(const Tensor& x, const Shape& shape) {
   OpScope scope("view");
-  return scope.finish(reshape(x, shape));
+  Shape out = reshape_target(x, shape);
+  std::optional<std::vector<int64_t>> strides = ops::view_strides(ops::layout_of(x), out);
+  if (!strides)
+    ops::fail("view size " + shape_str(shape) + " is not compatible with the input's size " + shape_str(x.shape()) +
+              " and stride (at least one dimension spans across two contiguous subspaces); use reshape() instead");
+  return scope.finish(ops::reshape_view(x, out, *strides));
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   OpScope scope("flatten");
+  ops::ViewsInside views;  // its result is the view an inner view op makes
   const Shape& shape = ops::impl_of(x).shape();
   if (shape.empty()) return scope.finish(reshape(x, {1}));
   int64_t s = ops::normalize_dim(start_dim, shape.size()), e = ops::normalize_dim(end_dim, shape.size());
@@ -87,7 +91,7 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   // Fits: a tensor's non-zero dims multiply to an addressable size (ir/sizes.h), and so do these.
   out.push_back(std::accumulate(shape.begin() + s, shape.begin() + e + 1, int64_t{1}, std::multiplies<>()));
   out.insert(out.end(), shape.begin() + e + 1, shape.end());
-  return scope.finish(reshape_node(x, out));
+  return scope.finish(reshaped_or_copied(x, out));
 }
 
 Tensor squeeze(const Tensor& x) {
@@ -95,7 +99,7 @@ Tensor squeeze(const Tensor& x) {
   Shape out;
   for (int64_t d : ops::impl_of(x).shape())
     if (d != 1) out.push_back(d);
-  return scope.finish(reshape_node(x, out));
+  return scope.finish(reshaped_or_copied(x, out));
 }
 
 Tensor squeeze(const Tensor& x, int64_t dim) {
@@ -103,7 +107,7 @@ Tensor squeeze(const Tensor& x, int64_t dim) {
   Shape out = ops::impl_of(x).shape();
   int64_t d = ops::normalize_dim(dim, out.size());
   if (!out.empty() && out[d] == 1) out.erase(out.begin() + d);
-  return scope.finish(reshape_node(x, out));
+  return scope.finish(reshaped_or_copied(x, out));
 }
 
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
@@ -111,7 +115,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   Shape out = ops::impl_of(x).shape();
   int64_t d = ops::normalize_dim(dim, out.size() + 1);
   out.insert(out.begin() + d, 1);
-  return scope.finish(reshape_node(x, out));
+  return scope.finish(reshaped_or_copied(x, out));
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
@@ -125,19 +129,17 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
     if (std::find(perm.begin(), perm.end(), n) != perm.end()) ops::fail("dim " + std::to_string(d) + " repeated");
     perm.push_back(n);
   }
-  bool identity = true;
-  for (int64_t i = 0; i < rank; ++i) identity = identity && perm[i] == i;
-  if (identity) return scope.finish(ops::fresh_handle(x));
-  return scope.finish(ops::make(OpId::transpose, {x}, ir::TransposeAttrs{.perm = perm}.to_attrs()));
+  return scope.finish(ops::permute_view(x, perm));
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   OpScope scope("transpose");
+  ops::ViewsInside views;  // its result is the view an inner view op makes
   int64_t rank = ops::impl_of(x).shape().size();
   if (rank == 0) {
     ops::normalize_dim(dim0, 0);
     ops::normalize_dim(dim1, 0);
-    return scope.finish(ops::fresh_handle(x));
+    return scope.finish(ops::alias_view(x, false));
   }
   std::vector<int64_t> perm(rank);
   std::iota(perm.begin(), perm.end(), 0);
@@ -161,11 +163,12 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     if (i >= lead && from[i - lead] != 1 && from[i - lead] != out[i])
       ops::fail("cannot expand " + shape_str(from) + " to " + shape_str(shape));
   }
-  return scope.finish(ops::broadcast_to_shape(ops::fresh_handle(x), out));
+  return scope.finish(ops::expand_view(x, out));
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   OpScope scope("broadcast_to");
+  ops::ViewsInside views;  // its result is the view an inner view op makes
   return scope.finish(expand(x, shape));
 }
 
@@ -181,8 +184,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t stop, int64_t 
     return std::clamp<int64_t>(v, 0, size);
   };
   int64_t s = clamp_bound(start), e = std::max(clamp_bound(stop), clamp_bound(start));
-  if (s == 0 && e == size && step == 1) return scope.finish(ops::fresh_handle(x));
-  return scope.finish(slice_node(x, d, s, e, step));
+  return scope.finish(ops::slice_view(x, d, s, e, step));
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
@@ -194,7 +196,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   if (s < 0 || length < 0 || length > shape[d] - s)
     ops::fail("start " + std::to_string(start) + " and length " + std::to_string(length) + " exceed dim " +
               std::to_string(dim) + " of size " + std::to_string(shape[d]));
-  return scope.finish(slice_node(x, d, s, s + length, 1));
+  return scope.finish(ops::slice_view(x, d, s, s + length, 1));
 }
 
 Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
@@ -257,7 +259,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   std::vector<Tensor> parts;
   int64_t start = 0;
   for (int64_t s : sizes) {
-    parts.push_back(slice_node(x, d, start, start + s, 1));
+    parts.push_back(ops::slice_view(x, d, start, start + s, 1));
     start += s;
   }
   return scope.finish(std::move(parts));
@@ -265,6 +267,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
   OpScope scope("split");
+  ops::ViewsInside views;  // its result is the view an inner view op makes
   const Shape& shape = ops::impl_of(x).shape();
   if (shape.empty()) ops::fail("cannot split a 0-dim tensor");
   if (split_size <= 0) ops::fail("split_size must be positive, got " + std::to_string(split_size));
@@ -277,6 +280,7 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   OpScope scope("chunk");
+  ops::ViewsInside views;  // its result is the view an inner view op makes
   const Shape& shape = ops::impl_of(x).shape();
   if (chunks <= 0) ops::fail("chunks must be positive, got " + std::to_string(chunks));
   if (shape.empty()) ops::fail("cannot chunk a 0-dim tensor");
@@ -326,7 +330,7 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, Scalar value) {
   for (size_t d = 0; d < shape.size(); ++d) {
     if (lo[d] < 0 || hi[d] < 0) {
       int64_t start = lo[d] < 0 ? -lo[d] : 0, stop = shape[d] - (hi[d] < 0 ? -hi[d] : 0);
-      r = slice_node(r, d, start, std::max(start, stop), 1);
+      r = ops::sliced(r, d, start, std::max(start, stop), 1);
       lo[d] = std::max<int64_t>(lo[d], 0);
       hi[d] = std::max<int64_t>(hi[d], 0);
     }

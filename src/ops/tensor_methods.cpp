@@ -1,6 +1,7 @@
 // Tensor methods: in-place ops and method forms of ops.
 #include "tensor/grad_mode.h"
 #include "ops/op_support.h"
+#include "ops/views.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
 
@@ -24,6 +25,10 @@ Tensor& Tensor::assign_(const Tensor& value) {
     ops::fail(
         "a leaf tensor that requires grad cannot be updated in place while grad mode is on (its gradient "
         "would be lost); update it inside a NoGradGuard, as optimizers do");
+  if (impl_->view()) {
+    ops::write_through_view(*this, value);
+    return *this;
+  }
   // A value that already ran (eager mode) is bound as data: nothing is left pending.
   if (value.impl()->is_pending())
     impl_->set_pending(value.impl()->pending());
@@ -66,6 +71,23 @@ Tensor& Tensor::fill_(Scalar value) {
   ops::OpScope scope("fill_");
   const TensorImpl& impl = ops::impl_of(*this);
   return assign_(scope.finish(full(impl.shape(), value, impl.dtype(), impl.device())));
+}
+
+void Tensor::set_data(const Tensor& value) {
+  ops::OpScope scope("set_data");
+  if (ops::impl_of(*this).view()) ops::fail("cannot replace the value of a view (replace its base's)");
+  impl_->replace_value(scope.finish(value.detach()));
+}
+
+bool Tensor::is_contiguous() const {
+  ops::OpScope scope("is_contiguous");
+  return ops::is_contiguous(ops::layout_of(*this));
+}
+
+Tensor Tensor::contiguous() const {
+  ops::OpScope scope("contiguous");
+  if (ops::is_contiguous(ops::layout_of(*this))) return *this;
+  return scope.finish(ops::fresh_handle(*this));
 }
 
 Tensor Tensor::to(DType dtype) const {
@@ -117,10 +139,14 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t stop, int64_t step) con
 }
 Tensor Tensor::matmul(const Tensor& other) const { return xlite::matmul(*this, other); }
 
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return xlite::narrow(*this, dim, start, length);
+}
 Tensor Tensor::t() const {
   ops::OpScope scope("t");
   if (dim() > 2) ops::fail("expects a tensor of rank <= 2, got " + shape_str(shape()));
-  return scope.finish(dim() < 2 ? ops::fresh_handle(*this) : xlite::transpose(*this, 0, 1));
+  ops::ViewsInside views;
+  return scope.finish(dim() < 2 ? ops::alias_view(*this, false) : xlite::transpose(*this, 0, 1));
 }
 
 }  // namespace xlite

@@ -1,7 +1,10 @@
 #include "tensor/tensor_impl.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 #include "core/step_recording.h"
+#include "tensor/grad_mode.h"
 #include "tensor/live_tensors.h"
 #include "xlite/metrics.h"
 
@@ -72,6 +75,11 @@ ir::NodePtr TensorImpl::data_leaf() {
   return leaf;
 }
 
+std::shared_ptr<TensorImpl> TensorImpl::share_data() {
+  note_data_read();
+  return std::make_shared<TensorImpl>(data_, shape_, dtype_, device_);
+}
+
 ir::NodePtr TensorImpl::node() {
   if (pending_) return pending_;
   ir::NodePtr leaf = data_leaf();
@@ -115,11 +123,15 @@ void rollback() {
 }
 }  // namespace in_place_log
 
-void TensorImpl::set_pending(ir::NodePtr node) {
+void TensorImpl::set_pending(ir::NodePtr node) { bind_pending(std::move(node), true); }
+
+void TensorImpl::bind_pending(ir::NodePtr node, bool in_place) {
   XLITE_CHECK(node->device == device_, "a tensor on " + device_.str() + " rebound to a value on " + node->device.str());
-  note_data_read();  // its state at entry
-  if (data_ && log.active) log.saved.emplace_back(weak_from_this(), data_);
-  if (data_) donor_ = data_.get();
+  if (in_place) {
+    note_data_read();  // its state at entry
+    if (data_ && log.active) log.saved.emplace_back(weak_from_this(), data_);
+    if (data_) donor_ = data_.get();
+  }
   grad_node_ = node->requires_grad && !requires_grad_ ? node : nullptr;
   if (requires_grad_ && !node->requires_grad) {
     // A leaf updated in place (an optimizer step) stays a leaf that gradients flow to.
@@ -181,6 +193,57 @@ void TensorImpl::assign_data(BufferPtr data, ir::NodePtr grad_node) {
   set_data(std::move(data));
   grad_node_ = requires_grad_ ? nullptr : std::move(grad_node);
   ++version_;
+}
+
+void TensorImpl::replace_value(const Tensor& value) {
+  TensorImpl& made = *value.impl();
+  const bool retyped = made.shape() != shape_ || made.dtype() != dtype_ || made.device() != device_;
+  if (retyped) {
+    shape_ = made.shape();
+    dtype_ = made.dtype();
+    device_ = made.device();
+    grad_.reset();
+  }
+  // The old buffer is not offered for the new value when its size may differ.
+  if (made.is_pending())
+    bind_pending(made.pending(), !retyped);
+  else
+    assign_data(made.data(), nullptr);
+}
+
+void TensorImpl::make_view(ViewLink link) {
+  XLITE_CHECK(link.base && !link.base->view_, "a view's base must not be a view itself");
+  view_ = std::make_unique<ViewLink>(std::move(link));
+}
+
+bool TensorImpl::view_is_stale() const { return view_ && view_->base_version != view_->base->version(); }
+
+bool TensorImpl::read_through_base_in_trace() const {
+  const StepRecording* recording = StepRecording::active();
+  return recording && data_ && id_ < recording->first_tensor_id &&
+         std::find(recording->arguments.begin(), recording->arguments.end(), this) == recording->arguments.end();
+}
+
+void TensorImpl::refresh_stale_view() {
+  // The view's value is made with the grad mode it was made with, wherever it is read again.
+  struct GradModeAs {
+    bool before = autograd::is_grad_enabled();
+    explicit GradModeAs(bool on) { autograd::set_grad_enabled(on); }
+    ~GradModeAs() { autograd::set_grad_enabled(before); }
+  } grad_mode(view_->grad_flows);
+  Tensor value(view_->base);
+  for (const ViewStep& step : view_->chain->steps) value = step.apply(value);
+  bind_view_value(value);
+}
+
+void TensorImpl::bind_view_value(const Tensor& value) {
+  TensorImpl& made = *value.impl();
+  if (made.is_pending()) {
+    bind_pending(made.pending(), false);
+  } else {
+    assign_data(made.data(), made.requires_grad() ? made.autograd_node() : nullptr);
+  }
+  view_->base_version = view_->base->version();
 }
 
 void TensorImpl::rebind_data(BufferPtr data) {

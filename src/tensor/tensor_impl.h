@@ -7,6 +7,7 @@
 #include "core/buffer.h"
 #include "tensor/live_tensors.h"
 #include "tensor/node_meta.h"
+#include "tensor/view_link.h"
 #include "ir/node.h"
 #include "xlite/device.h"
 #include "xlite/dtype.h"
@@ -60,6 +61,13 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   // version counter).
   uint64_t version() const { return version_; }
 
+  // A new tensor over the same data (a handle that an in-place op rebinds without touching this one). Inside
+  // compile(fn)'s recording the read is noted for this tensor, which a replay then feeds.
+  std::shared_ptr<TensorImpl> share_data();
+
+  // Tensor::set_data: rebinds to a value that may have another shape and dtype.
+  void replace_value(const Tensor& value);
+
   // Rebinds to a new value of the same type (an in-place op).
   void set_pending(ir::NodePtr node);
   // The buffer this tensor held before an in-place op made it pending: the next sync may write the new
@@ -80,6 +88,18 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   // A replayed compiled step's in-place update: the new data, and a new version.
   void rebind_data(BufferPtr data);
 
+  // Views (tensor/view_link.h). A view made stale by an update of its base takes the base's current value
+  // through its chain when an op or a value read next needs it.
+  const ViewLink* view() const { return view_.get(); }
+  void make_view(ViewLink link);
+  bool view_is_stale() const;
+  void refresh_view() {
+    if (view_ && (view_is_stale() || read_through_base_in_trace())) refresh_stale_view();
+  }
+  // Binds a view's value that follows from its base's current one. It is not an update of state of its own
+  // (the base holds that), so a compiled step neither logs nor donates it.
+  void bind_view_value(const Tensor& value);
+
   // Inside compile(fn)'s recording, notes that the step asked for this pre-existing tensor's
   // requires_grad() or grad(), which a replay must then find unchanged.
   void note_state_read();
@@ -92,6 +112,12 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   void note_data_read();
   // The parameter leaf standing for the data, made on first use under leaf_lock_.
   ir::NodePtr data_leaf();
+  // set_pending's work; an in-place update is also logged for the compiled step and offers its buffer.
+  void bind_pending(ir::NodePtr node, bool in_place);
+  void refresh_stale_view();
+  // Inside compile(fn)'s recording, a view that existed before the step and is no argument is computed from
+  // its base, which the replay then feeds (its own data would be fed stale once the base is updated).
+  bool read_through_base_in_trace() const;
   // A leaf that requires grad marks its nodes with itself, so backward finds whose grad() to feed.
   std::shared_ptr<const NodeMeta> leaf_meta();
 
@@ -109,6 +135,7 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   std::shared_ptr<TensorImpl> grad_;
   ir::NodePtr grad_node_;
   live_tensors::Link registry_link_;
+  std::unique_ptr<ViewLink> view_;
   friend class Tensor;  // made once per data binding, so every use shares one graph parameter
 };
 
