@@ -36,6 +36,9 @@ class Module {
 
   // Calls fn on every child (depth first) and then on this module, like PyTorch's apply (for init).
   void apply(const std::function<void(Module&)>& fn);
+  // Converts every floating parameter and buffer to dtype in place (the module's fields and an optimizer made
+  // afterwards see the new tensors); integer buffers keep theirs. Gradients are dropped.
+  Module& to(DType dtype);
   // The number of parameter elements; trainable_only counts those that require grad.
   int64_t num_parameters(bool trainable_only = false) const;
   // The direct children, by name.

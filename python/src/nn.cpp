@@ -61,6 +61,8 @@ void bind_modules(nb::module_& nn_module) {
             return m;
           },
           nb::rv_policy::reference)
+      .def("to", &nn::Module::to, "dtype"_a, nb::rv_policy::reference,
+           "Converts every floating parameter and buffer to dtype in place.")
       .def_prop_ro("training", &nn::Module::is_training);
   nb::class_<nn::UnaryModule, nn::Module>(nn_module, "_CppUnaryModule")
       .def("forward", &nn::UnaryModule::forward, "input"_a)

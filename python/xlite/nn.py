@@ -3,7 +3,7 @@ xlite's C++ modules (Linear, Conv2d, LayerNorm, ...), plus containers, activatio
 import abc
 import collections
 
-from . import _xlite
+from . import _dtypes, _xlite
 from ._xlite import Tensor
 from ._xlite.nn import (  # noqa: F401
     AvgPool2d, BatchNorm1d, BatchNorm2d, CausalSelfAttention, Conv1d, Conv2d, ConvTranspose2d, Dropout, Embedding,
@@ -161,6 +161,32 @@ class Module(metaclass=abc.ABCMeta):
             fn(child) if isinstance(child, _CppModule) else child.apply(fn)
         fn(self)
         return self
+
+    def to(self, dtype=None):
+        """Converts every floating parameter and buffer to dtype in place, as torch's module.to(dtype): the
+        module's attributes and an optimizer made afterwards see the new tensors; integer buffers keep theirs."""
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise _xlite.Error(f"[Module.to] a module's dtype must be floating, got {dtype}")
+        for child in self._modules.values():
+            child.to(dtype)
+        for tensor in list(self._parameters.values()) + list(self._buffers.values()):
+            if tensor.dtype.is_floating_point and tensor.dtype != dtype:
+                tensor.data = tensor.to(dtype)
+        return self
+
+    def double(self):
+        return self.to(_dtypes.float64)
+
+    def float(self):
+        return self.to(_dtypes.float32)
+
+    def half(self):
+        return self.to(_dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(_dtypes.bfloat16)
 
     def zero_grad(self):
         for p in self.parameters():

@@ -81,6 +81,18 @@ int64_t Module::num_parameters(bool trainable_only) const {
   return n;
 }
 
+Module& Module::to(DType dtype) {
+  if (!is_floating(dtype))
+    throw Error("[Module.to] a module's dtype must be floating, got " + std::string(dtype_name(dtype)));
+  NoGradGuard no_grad;
+  std::vector<std::pair<std::string, Tensor>> tensors = named_parameters();
+  for (auto& named : named_buffers()) tensors.push_back(std::move(named));
+  // Integer state (a batch counter) keeps its dtype, as in PyTorch.
+  for (auto& [name, tensor] : tensors)
+    if (is_floating(tensor.dtype()) && tensor.dtype() != dtype) tensor.set_data(tensor.to(dtype));
+  return *this;
+}
+
 void Module::train(bool on) {
   training_.set(on);
   for (auto& [name, child] : children_) child->train(on);
