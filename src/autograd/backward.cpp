@@ -209,6 +209,11 @@ Tensor Tensor::grad() const {
   return Tensor(impl_->grad());
 }
 
+void Tensor::reset_grad() {
+  if (!impl_) throw Error("[reset_grad] the tensor is undefined");
+  impl_->reset_grad();
+}
+
 Tensor Tensor::detach() const {
   ops::OpScope scope("detach");
   NoGradGuard no_grad;
