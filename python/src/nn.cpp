@@ -208,9 +208,9 @@ void bind_optimizers(nb::module_& optim) {
       .def(
           "step", [](optim::Optimizer& o) { o.step(); },
           "One update of every parameter, in place and without recording gradients.")
-      .def(
-          "zero_grad", [](optim::Optimizer& o, bool) { o.zero_grad(); }, "set_to_none"_a = false,
-          "Zeroes every gradient in place (xlite keeps gradient tensors, so set_to_none also zeroes).")
+      .def("zero_grad", &optim::Optimizer::zero_grad, "set_to_none"_a = true,
+           "Drops every gradient (set_to_none, as PyTorch 2), or zeroes them in place; step() skips a parameter "
+           "without one.")
       .def_prop_rw("lr", &optim::Optimizer::lr, &optim::Optimizer::set_lr,
                    "The learning rate; setting it never recompiles a step.")
       .def("state_dict", &optim::Optimizer::state_dict,
