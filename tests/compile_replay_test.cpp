@@ -47,7 +47,9 @@ std::pair<std::vector<float>, std::vector<float>> train(bool force_retrace, bool
     t.opt.set_lr(xl::optim::warmup_cosine_lr(i, 3, 12, 0.02));
     losses.push_back(step(x, y).item<float>());
   }
-  EXPECT_EQ(host_calls, force_retrace ? 12 : 3) << "traces: grads undefined, then twice with grads";
+  // zero_grad() drops the gradients, so every call starts without them: two agreeing traces. Lazily, one more
+  // before them: the first step finds AdamW's zero m and v of a parameter in one buffer (one sync made both).
+  EXPECT_EQ(host_calls, force_retrace ? 12 : eager ? 2 : 3);
   EXPECT_EQ(xl::is_eager_mode(), eager);
   std::vector<float> weights;
   for (const auto& p : t.model.parameters())
@@ -63,7 +65,7 @@ TEST(CompileReplay, ReplayGivesTheSameTrainingRunAsTracingEveryCall) {
     auto traced = train(/*force_retrace=*/true, eager);
     EXPECT_EQ(counter("CompiledStepReplay"), replays);
     auto replayed = train(/*force_retrace=*/false, eager);
-    EXPECT_EQ(counter("CompiledStepReplay"), replays + 9);
+    EXPECT_EQ(counter("CompiledStepReplay"), replays + (eager ? 10 : 9));
     EXPECT_EQ(traced.first, replayed.first) << "losses, eager " << eager;
     EXPECT_EQ(traced.second, replayed.second) << "weights, eager " << eager;
     EXPECT_LT(replayed.first.back(), replayed.first.front());

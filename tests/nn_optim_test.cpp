@@ -433,7 +433,7 @@ TEST(NnModule, MlpIsLinearGeluTanhLinear) {
 TEST(NnModule, PoolingModulesShapesAndValues) {
   auto x = xl::tensor(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 1, 4, 4});
   nn::AvgPool2d avg(2);
-  EXPECT_EQ(avg.stride, 2);  // stride 0 means the kernel size
+  EXPECT_EQ(avg.stride, (std::vector<int64_t>{2, 2}));  // stride 0 means the kernel size
   EXPECT_EQ(avg(x).shape(), (xl::Shape{1, 1, 2, 2}));
   EXPECT_EQ(avg(x).to_vector<float>(), (std::vector<float>{3.5f, 5.5f, 11.5f, 13.5f}));
   // Kernel 3, stride 2, padding 1: zero padding counts in the mean (PyTorch's count_include_pad).

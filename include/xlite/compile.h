@@ -12,7 +12,9 @@
 //  - the signature: each argument's dtype, shape, device and requires_grad, scalar arguments by value,
 //    the grad mode;
 //  - the tensors fn read that existed before the call: they must still exist, keep their requires_grad
-//    and their gradient tensor, and tensors that shared storage in the trace must still share it;
+//    and their gradient tensor, and tensors that shared storage in the trace must still share it. A
+//    gradient fn drops (reset_grad(), zero_grad()) before anything reads it may be any: the replay drops it
+//    too, as tracing would;
 //  - those tensors by identity, not the C++ variables that named them: a replay reads the tensor the
 //    trace read. Rebinding a variable fn reads (w = other) is seen when the old tensor dies or has fewer
 //    handles than after the trace. A handle taken after the trace (another variable, a state_dict() kept

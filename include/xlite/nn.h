@@ -2,6 +2,7 @@
 // Neural-network building blocks, made only of public ops. Parameters are ordinary tensors that require
 // grad; optimizers update them in place, so a synced training step donates their buffers.
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -83,28 +84,68 @@ class Embedding : public UnaryModule {
   Tensor weight;
 };
 
-// 2-D convolution over [N, C, H, W]; weight [out, in / groups, k, k] initialised U(-1/sqrt(fan_in), +).
+// Options of the convolution modules, with PyTorch's defaults; kernel, stride, padding and dilation give
+// (height, width) for 2-D (one value stands for both).
+struct ConvOptions {
+  std::vector<int64_t> stride = {1};
+  std::vector<int64_t> padding = {0};
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> output_padding = {0};  // ConvTranspose2d only
+  int64_t groups = 1;
+  bool bias = true;
+};
+
+// 2-D convolution over [N, C, H, W]; weight [out, in / groups, kh, kw] initialised U(-1/sqrt(fan_in), +).
+// Sizes out of range (a kernel of 0, a negative padding, three values) raise xlite::Error here.
 class Conv2d : public UnaryModule {
  public:
+  // kernel is (kh, kw) or one value for both.
+  Conv2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel, ConvOptions options = {});
+  // A square kernel, with PyTorch's positional arguments.
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1, int64_t padding = 0,
          int64_t dilation = 1, int64_t groups = 1, bool bias = true);
   Tensor forward(const Tensor& x) override;
   Tensor weight, bias;
-  int64_t stride, padding, dilation, groups;
+  std::vector<int64_t> kernel;  // (kh, kw)
+  ConvOptions options;          // stride, padding and dilation as (height, width)
 };
 
-class MaxPool2d : public UnaryModule {
+// Options of the pooling modules: stride (empty: the kernel size) and padding give (height, width), or one
+// value for both. Padding is at most half the kernel, as in PyTorch.
+struct PoolOptions {
+  std::vector<int64_t> stride = {};
+  std::vector<int64_t> padding = {0};
+};
+
+// Pooling over windows of [N, C, H, W]: padding counts as -inf for MaxPool2d and as zeros for AvgPool2d
+// (PyTorch's count_include_pad). kernel is (kh, kw) or one value for both; the int forms take one value
+// each, stride 0 standing for the kernel size. Sizes out of range raise xlite::Error here.
+class Pool2d : public UnaryModule {
  public:
-  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);  // stride 0: the kernel size
+  std::vector<int64_t> kernel, stride, padding;  // (height, width)
+
+ protected:
+  Pool2d(const char* module, std::vector<int64_t> kernel, PoolOptions options);
+};
+
+class MaxPool2d : public Pool2d {
+ public:
+  explicit MaxPool2d(std::vector<int64_t> kernel, PoolOptions options = {});
+  // MaxPool2d({2, 1}): a braced pair would fit the int form (kernel, stride) as well as the vector.
+  explicit MaxPool2d(std::initializer_list<int64_t> kernel, PoolOptions options = {})
+      : MaxPool2d(std::vector<int64_t>(kernel), std::move(options)) {}
+  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);
   Tensor forward(const Tensor& x) override;
-  int64_t kernel, stride, padding;
 };
 
-class AvgPool2d : public UnaryModule {
+class AvgPool2d : public Pool2d {
  public:
+  explicit AvgPool2d(std::vector<int64_t> kernel, PoolOptions options = {});
+  // AvgPool2d({2, 1}): a braced pair would fit the int form (kernel, stride) as well as the vector.
+  explicit AvgPool2d(std::initializer_list<int64_t> kernel, PoolOptions options = {})
+      : AvgPool2d(std::vector<int64_t>(kernel), std::move(options)) {}
   explicit AvgPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0);
   Tensor forward(const Tensor& x) override;
-  int64_t kernel, stride, padding;
 };
 
 class ReLU : public UnaryModule {
@@ -219,17 +260,6 @@ class InstanceNorm2d : public UnaryModule {
   Tensor forward(const Tensor& x) override;
   Tensor weight, bias;
   double eps;
-};
-
-// Options of the convolution modules, with PyTorch's defaults; kernel, stride, padding and dilation give
-// (height, width) for 2-D (one value stands for both).
-struct ConvOptions {
-  std::vector<int64_t> stride = {1};
-  std::vector<int64_t> padding = {0};
-  std::vector<int64_t> dilation = {1};
-  std::vector<int64_t> output_padding = {0};  // ConvTranspose2d only
-  int64_t groups = 1;
-  bool bias = true;
 };
 
 // 1-D convolution over [N, C, L]; weight [out, in / groups, k].

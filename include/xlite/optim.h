@@ -16,7 +16,9 @@ class Optimizer {
   Optimizer(std::vector<Tensor> params, double lr);
   virtual ~Optimizer() = default;
   virtual void step() = 0;
-  void zero_grad();  // zeroes every gradient in place
+  // PyTorch 2's zero_grad: set_to_none drops every gradient (the next backward writes new ones, and step()
+  // skips a parameter that gets none); otherwise zeroes them in place.
+  void zero_grad(bool set_to_none = true);
   double lr() const { return lr_; }
   void set_lr(double lr);
   // The device of the parameters (one optimizer updates those of one device), cpu:0 when there are none.

@@ -53,6 +53,9 @@ class Tensor {
   // The accumulated gradient (undefined before the first backward). It is a tensor like any other:
   // zero_() and other in-place ops update it.
   Tensor grad() const;
+  // Makes grad() undefined, as PyTorch's `p.grad = None`: the next backward writes a new gradient instead of
+  // adding to the old one.
+  void reset_grad();
   // The same value, cut off from the graph: no gradient flows through it. A view: it shares storage.
   Tensor detach() const;
   // Replaces the value with one of any shape, dtype and device, outside autograd (PyTorch's `x.data = value`): every

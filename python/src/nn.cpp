@@ -40,6 +40,18 @@ void tensor_field(nb::class_<M, nn::UnaryModule>& c, const char* name, Tensor M:
 
 void bind_norm_and_conv_modules(nb::module_& nn_module);
 
+// A size argument as PyTorch's modules take it: an int, or a tuple or list of (height, width).
+std::vector<int64_t> sizes_of(nb::handle v) {
+  return PyLong_Check(v.ptr()) ? std::vector<int64_t>{nb::cast<int64_t>(v)} : to_shape(v);
+}
+
+// The pooling modules' arguments: stride None is the kernel size.
+template <class Pool>
+void pool_init(Pool* self, nb::handle kernel, nb::handle stride, nb::handle padding) {
+  new (self) Pool(sizes_of(kernel), {.stride = stride.is_none() ? std::vector<int64_t>{} : sizes_of(stride),
+                                     .padding = sizes_of(padding)});
+}
+
 void bind_modules(nb::module_& nn_module) {
   nb::class_<nn::Module>(nn_module, "_CppModule", "A module written in C++ (xlite/nn.h).")
       .def("parameters", &nn::Module::parameters)
@@ -75,16 +87,30 @@ void bind_modules(nb::module_& nn_module) {
   auto embedding = nb::class_<nn::Embedding, nn::UnaryModule>(nn_module, "Embedding")
                        .def(nb::init<int64_t, int64_t>(), "num_embeddings"_a, "embedding_dim"_a);
   tensor_field(embedding, "weight", &nn::Embedding::weight);
-  auto conv = nb::class_<nn::Conv2d, nn::UnaryModule>(nn_module, "Conv2d")
-                  .def(nb::init<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>(), "in_channels"_a,
-                       "out_channels"_a, "kernel_size"_a, "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
-                       "groups"_a = 1, "bias"_a = true);
+  auto conv =
+      nb::class_<nn::Conv2d, nn::UnaryModule>(nn_module, "Conv2d")
+          .def(
+              "__init__",
+              [](nn::Conv2d* self, int64_t in, int64_t out, nb::handle kernel, nb::handle stride, nb::handle padding,
+                 nb::handle dilation, int64_t groups, bool bias) {
+                new (self) nn::Conv2d(in, out, sizes_of(kernel),
+                                      {.stride = sizes_of(stride),
+                                       .padding = sizes_of(padding),
+                                       .dilation = sizes_of(dilation),
+                                       .groups = groups,
+                                       .bias = bias});
+              },
+              "in_channels"_a, "out_channels"_a, "kernel_size"_a, "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+              "groups"_a = 1, "bias"_a = true, "kernel_size, stride, padding and dilation: an int or (height, width).");
   tensor_field(conv, "weight", &nn::Conv2d::weight);
   tensor_field(conv, "bias", &nn::Conv2d::bias);
   nb::class_<nn::MaxPool2d, nn::UnaryModule>(nn_module, "MaxPool2d")
-      .def(nb::init<int64_t, int64_t, int64_t>(), "kernel_size"_a, "stride"_a = 0, "padding"_a = 0);
+      .def("__init__", &pool_init<nn::MaxPool2d>, "kernel_size"_a, "stride"_a = nb::none(), "padding"_a = 0,
+           "kernel_size, stride (None: the kernel size) and padding: an int or (height, width).");
   nb::class_<nn::AvgPool2d, nn::UnaryModule>(nn_module, "AvgPool2d")
-      .def(nb::init<int64_t, int64_t, int64_t>(), "kernel_size"_a, "stride"_a = 0, "padding"_a = 0);
+      .def("__init__", &pool_init<nn::AvgPool2d>, "kernel_size"_a, "stride"_a = nb::none(), "padding"_a = 0,
+           "kernel_size, stride (None: the kernel size) and padding: an int or (height, width); padding counts "
+           "as zeros.");
   nb::class_<nn::ReLU, nn::UnaryModule>(nn_module, "ReLU").def(nb::init<>());
   nb::class_<nn::Flatten, nn::UnaryModule>(nn_module, "Flatten").def(nb::init<int64_t>(), "start_dim"_a = 1);
   auto layer_norm = nb::class_<nn::LayerNorm, nn::UnaryModule>(nn_module, "LayerNorm")
@@ -175,25 +201,21 @@ void bind_norm_and_conv_modules(nb::module_& nn_module) {
               "groups"_a = 1, "bias"_a = true);
   tensor_field(conv1d, "weight", &nn::Conv1d::weight);
   tensor_field(conv1d, "bias", &nn::Conv1d::bias);
-  auto pair = [](nb::handle v) {
-    return PyLong_Check(v.ptr()) ? std::vector<int64_t>{nb::cast<int64_t>(v)} : to_shape(v);
-  };
-  auto up =
-      nb::class_<nn::ConvTranspose2d, nn::UnaryModule>(nn_module, "ConvTranspose2d")
-          .def(
-              "__init__",
-              [pair](nn::ConvTranspose2d* self, int64_t in, int64_t out, nb::handle kernel, nb::handle stride,
-                     nb::handle padding, nb::handle output_padding, int64_t groups, bool bias, nb::handle dilation) {
-                new (self) nn::ConvTranspose2d(in, out, pair(kernel),
-                                               {.stride = pair(stride),
-                                                .padding = pair(padding),
-                                                .dilation = pair(dilation),
-                                                .output_padding = pair(output_padding),
-                                                .groups = groups,
-                                                .bias = bias});
-              },
-              "in_channels"_a, "out_channels"_a, "kernel_size"_a, "stride"_a = 1, "padding"_a = 0,
-              "output_padding"_a = 0, "groups"_a = 1, "bias"_a = true, "dilation"_a = 1);
+  auto up = nb::class_<nn::ConvTranspose2d, nn::UnaryModule>(nn_module, "ConvTranspose2d")
+                .def(
+                    "__init__",
+                    [](nn::ConvTranspose2d* self, int64_t in, int64_t out, nb::handle kernel, nb::handle stride,
+                       nb::handle padding, nb::handle output_padding, int64_t groups, bool bias, nb::handle dilation) {
+                      new (self) nn::ConvTranspose2d(in, out, sizes_of(kernel),
+                                                     {.stride = sizes_of(stride),
+                                                      .padding = sizes_of(padding),
+                                                      .dilation = sizes_of(dilation),
+                                                      .output_padding = sizes_of(output_padding),
+                                                      .groups = groups,
+                                                      .bias = bias});
+                    },
+                    "in_channels"_a, "out_channels"_a, "kernel_size"_a, "stride"_a = 1, "padding"_a = 0,
+                    "output_padding"_a = 0, "groups"_a = 1, "bias"_a = true, "dilation"_a = 1);
   tensor_field(up, "weight", &nn::ConvTranspose2d::weight);
   tensor_field(up, "bias", &nn::ConvTranspose2d::bias);
 }
@@ -210,9 +232,9 @@ void bind_optimizers(nb::module_& optim) {
       .def(
           "step", [](optim::Optimizer& o) { o.step(); },
           "One update of every parameter, in place and without recording gradients.")
-      .def(
-          "zero_grad", [](optim::Optimizer& o, bool) { o.zero_grad(); }, "set_to_none"_a = false,
-          "Zeroes every gradient in place (xlite keeps gradient tensors, so set_to_none also zeroes).")
+      .def("zero_grad", &optim::Optimizer::zero_grad, "set_to_none"_a = true,
+           "Drops every gradient (set_to_none, as PyTorch 2), or zeroes them in place; step() skips a parameter "
+           "without one.")
       .def_prop_rw("lr", &optim::Optimizer::lr, &optim::Optimizer::set_lr,
                    "The learning rate; setting it never recompiles a step.")
       .def("state_dict", &optim::Optimizer::state_dict,

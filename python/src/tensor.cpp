@@ -181,14 +181,20 @@ void bind_tensor(nb::module_& m) {
           "requires_grad_", [](Tensor& x, bool on) -> Tensor& { return x.requires_grad_(on); },
           "requires_grad"_a = true, nb::rv_policy::reference_internal,
           "Marks a leaf whose gradient backward() accumulates into .grad; returns self.")
-      .def_prop_ro(
+      .def_prop_rw(
           "grad",
           [](const Tensor& x) -> std::optional<Tensor> {
             Tensor g = x.grad();
             if (!g.defined()) return std::nullopt;
             return g;
           },
-          "The accumulated gradient, None before the first backward().")
+          [](Tensor& x, nb::handle value) {
+            // backward() makes every gradient; assigning None drops one, so the next backward starts afresh.
+            if (!value.is_none()) throw Error("[grad] only None can be assigned to .grad");
+            x.reset_grad();
+          },
+          nb::for_setter(nb::arg("value").none()),
+          "The accumulated gradient, None before the first backward() or after zero_grad().")
       .def(
           "backward", [](const Tensor& x, std::optional<Tensor> gradient) { x.backward(gradient.value_or(Tensor())); },
           "gradient"_a = nb::none(),

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import xlite as xl
-from torch_compare import check, data, pair
+from torch_compare import check, data, mse_training_steps, pair
 
 # --------------------------------------------------------------------------------------------------------------
 # Helpers (the shared ones are in torch_compare.py)
@@ -578,21 +578,10 @@ def test_optimizer_steps_match_torch(name, options, compiled):
     topt = getattr(torch.optim, name)(tnet.parameters(), **options)
     assert opt.lr == pytest.approx(topt.param_groups[0]["lr"])
 
-    def step(x, y):
-        opt.zero_grad()
-        loss = xl.nn.functional.mse_loss(xnet(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    if compiled:
-        step = xl.compile(step)
+    step, torch_step = mse_training_steps(xnet, opt, tnet, topt, compiled)
     for i in range(3):
         loss = step(x, y)
-        topt.zero_grad()
-        tloss = F.mse_loss(tnet(t), u)
-        tloss.backward()
-        topt.step()
+        tloss = torch_step(t, u)
         assert loss.item() == pytest.approx(tloss.item(), rel=1e-5, abs=1e-7), f"step {i}"
         for (pname, p), q in zip(xnet.named_parameters(), tnet.parameters()):
             check(p, q, 1e-4, 1e-5)

@@ -90,3 +90,23 @@ def torch_in_float(fn, *tensors):
     want = tensors[0].dtype if len(tensors) == 1 else torch.result_type(*tensors)
     out = fn(*[t.float() if t.dtype in (torch.float16, torch.bfloat16) else t for t in tensors])
     return out.to(want) if out.dtype == torch.float32 and want.is_floating_point else out
+
+
+def mse_training_steps(net, opt, tnet, topt, compiled=False):
+    """One training step on the mean squared error for xlite (compiled or not) and one for torch: each
+    zero_grad() (torch's set_to_none, as xlite's default), backward() and step(); each returns its loss."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = xl.nn.functional.mse_loss(net(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def torch_step(x, y):
+        topt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(tnet(x), y)
+        loss.backward()
+        topt.step()
+        return loss
+
+    return (xl.compile(step) if compiled else step), torch_step

@@ -188,9 +188,12 @@ class Module(metaclass=abc.ABCMeta):
     def bfloat16(self):
         return self.to(_dtypes.bfloat16)
 
-    def zero_grad(self):
+    def zero_grad(self, set_to_none=True):
+        """Drops every parameter's gradient (set_to_none, as PyTorch 2), or zeroes them in place."""
         for p in self.parameters():
-            if p.grad is not None:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
                 p.grad.zero_()
 
     def __repr__(self):

@@ -210,6 +210,11 @@ Tensor Tensor::grad() const {
   return Tensor(impl_->grad());
 }
 
+void Tensor::reset_grad() {
+  if (!impl_) throw Error("[reset_grad] the tensor is undefined");
+  impl_->reset_grad();
+}
+
 Tensor Tensor::detach() const {
   ops::OpScope scope("detach");
   return ops::alias_view(*this, true);

@@ -7,12 +7,19 @@ namespace {
 thread_local StepRecording* active_recording = nullptr;
 }
 
-void StepRecording::note_read(const Buffer* data, std::weak_ptr<TensorImpl> impl, bool grad_leaf,
-                              const TensorImpl* grad) {
+void StepRecording::note_read(const Buffer* data, std::weak_ptr<TensorImpl> impl) {
   std::vector<Read>& readers = reads[data];
   for (const Read& read : readers)
     if (!read.impl.owner_before(impl) && !impl.owner_before(read.impl)) return;  // the same tensor
-  readers.push_back({std::move(impl), grad_leaf, grad});
+  readers.push_back({std::move(impl)});
+}
+
+void StepRecording::note_grad(const TensorImpl* tensor, std::weak_ptr<TensorImpl> handle, const TensorImpl* grad,
+                              bool reset) {
+  auto [state, first] = grads.try_emplace(tensor, GradState{std::move(handle), grad});
+  if (!reset) return;
+  state->second.reset = true;
+  if (first) state->second.reset_first = true;
 }
 
 void StepRecording::note_flag(const std::shared_ptr<const detail::FlagCell>& cell, bool value) {

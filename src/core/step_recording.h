@@ -17,11 +17,21 @@ namespace xlite {
 class TensorImpl;
 
 struct StepRecording {
-  // A tensor that existed before the step and was read, with the state its trace depended on.
+  // A tensor that existed before the step and was read.
   struct Read {
     std::weak_ptr<TensorImpl> impl;
-    bool grad_leaf = false;
-    const TensorImpl* grad = nullptr;  // the leaf's gradient tensor when first read
+  };
+  // The gradient of a tensor that existed before the step, as fn first met it: when it read a leaf (backward
+  // adds to the gradient there is, or makes one), asked for grad() or requires_grad(), or reset the gradient.
+  struct GradState {
+    std::weak_ptr<TensorImpl> tensor;
+    // The gradient tensor at that first meeting, compared by address only: after a reset it may be freed, and
+    // a new gradient may take its address.
+    const TensorImpl* grad = nullptr;
+    // The first meeting was a reset: nothing in the trace saw the gradient the tensor had at entry, so a
+    // replay need not find the same one.
+    bool reset_first = false;
+    bool reset = false;  // fn reset the gradient at some point, so a replay may have to drop it too
   };
   // A random draw: its seed and offset parameters, the offset counted from the generator's at entry.
   struct Draw {
@@ -43,6 +53,7 @@ struct StepRecording {
   std::unordered_map<const Buffer*, std::vector<Read>> reads;  // by the buffer the graph reads
   // Existing tensors whose requires_grad() or grad() fn asked for, which a replay must find unchanged.
   std::vector<std::weak_ptr<TensorImpl>> observed;
+  std::unordered_map<const TensorImpl*, GradState> grads;  // by tensor
   std::vector<Draw> draws;
   std::vector<FlagRead> flags;
   // compile(fn, {.full_graph = true}): running anything mid-trace raises instead of being noted.
@@ -51,7 +62,9 @@ struct StepRecording {
   // depend on the data. Empty when nothing did.
   std::string ran_mid_trace;
 
-  void note_read(const Buffer* data, std::weak_ptr<TensorImpl> impl, bool grad_leaf, const TensorImpl* grad);
+  void note_read(const Buffer* data, std::weak_ptr<TensorImpl> impl);
+  // `grad` is the tensor's gradient now; reset: fn is dropping it. The first meeting of each tensor counts.
+  void note_grad(const TensorImpl* tensor, std::weak_ptr<TensorImpl> handle, const TensorImpl* grad, bool reset);
   void note_flag(const std::shared_ptr<const detail::FlagCell>& cell, bool value);
 
   static StepRecording* active();

@@ -59,6 +59,7 @@ struct StateGuard {
   bool grad_leaf = false;
   const TensorImpl* grad = nullptr;  // captured tensors: the very gradient tensor
   bool had_grad = false;             // arguments: only whether there was one
+  bool any_grad = false;             // fn reset the gradient before it saw it: any gradient will do
   // Captured tensors that are not among fn's results: the handles to it after the trace. Fewer handles at a
   // later call mean that a variable may have been rebound to another tensor, which fn would now read.
   long holders = -1;
@@ -84,6 +85,7 @@ struct Program {
   std::vector<std::pair<Shape, DType>> feed_types;
   std::vector<Rebind> rebinds;
   std::vector<GradSlot> grads;
+  std::vector<Existing> grad_resets;  // existing tensors whose gradient fn reset and left undefined
   std::vector<ResultSlot> results;
   std::vector<size_t> result_sizes;
   std::vector<StateGuard> guards;

@@ -55,11 +55,6 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
     if (inputs[i].kind == StepInput::Kind::tensor && inputs[i].tensor.defined())
       argument_of.try_emplace(inputs[i].tensor.impl().get(), static_cast<int64_t>(i));
 
-  std::unordered_map<const TensorImpl*, const StepRecording::Read*> read_of;  // first record of each tensor
-  for (const auto& [buffer, reads] : recording.reads)
-    for (const auto& read : reads)
-      if (auto impl = read.impl.lock()) read_of.try_emplace(impl.get(), &read);
-
   std::unordered_set<const TensorImpl*> guarded;
   auto existing = [&](const std::shared_ptr<TensorImpl>& impl) {
     Existing e;
@@ -71,10 +66,12 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
       StateGuard g{e, e.argument >= 0 ? "argument " + std::to_string(e.argument)
                                       : "a captured " + type_text(impl->dtype(), impl->shape()) + " tensor"};
       g.grad_leaf = impl->is_grad_leaf();
-      if (auto it = read_of.find(impl.get()); it != read_of.end())
-        g.grad = it->second->grad;
-      else
+      if (auto it = recording.grads.find(impl.get()); it != recording.grads.end()) {
+        g.grad = it->second.grad;
+        g.any_grad = it->second.reset_first;
+      } else {
         g.grad = impl->grad().get();
+      }
       g.had_grad = g.grad != nullptr;
       p.guards.push_back(std::move(g));
     }
@@ -94,17 +91,22 @@ std::string record_program(const TraceFacts& trace, const std::vector<StepInput>
   const random_state::Position now = random_state::current();
   p.rng_blocks = now.offset - recording.entry_rng_offset;
 
-  // Gradients backward created for existing leaves: the guard below sees the state at entry.
+  // Gradients backward created for existing leaves, and those fn reset and left undefined: a replay repeats
+  // both. The guards see the gradient as fn first met it.
   std::unordered_set<const TensorImpl*> grad_slots;
-  for (const auto& [buffer, reads] : recording.reads) {
-    for (const auto& read : reads) {
-      std::shared_ptr<TensorImpl> leaf = read.impl.lock();
-      if (!leaf || !read.grad_leaf || !leaf->grad() || leaf->grad().get() == read.grad) continue;
-      auto it = output_of.find(leaf->grad().get());
-      if (it == output_of.end()) return "fn set a gradient to data that was not computed by the step";
-      p.grads.push_back({existing(leaf), it->second});
-      grad_slots.insert(leaf->grad().get());
+  for (const auto& [key, state] : recording.grads) {
+    std::shared_ptr<TensorImpl> leaf = state.tensor.lock();
+    if (!leaf) continue;
+    if (!leaf->grad()) {
+      if (state.reset) p.grad_resets.push_back(existing(leaf));
+      continue;
     }
+    // After a reset the gradient is new even at the old one's address: the reset may have freed that one.
+    if (!leaf->is_grad_leaf() || (!state.reset && leaf->grad().get() == state.grad)) continue;
+    auto it = output_of.find(leaf->grad().get());
+    if (it == output_of.end()) return "fn set a gradient to data that was not computed by the step";
+    p.grads.push_back({existing(leaf), it->second});
+    grad_slots.insert(leaf->grad().get());
   }
 
   for (size_t a = 0; a < synced.arguments.size(); ++a) {

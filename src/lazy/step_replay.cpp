@@ -41,7 +41,7 @@ bool guards_hold(const Program& p, const std::vector<StepInput>& inputs, std::st
       why = "requires_grad of " + g.what + " changed";
       return false;
     }
-    if (!g.grad_leaf) continue;
+    if (!g.grad_leaf || g.any_grad) continue;
     const TensorImpl* grad = impl->grad().get();
     if (g.who.argument >= 0 ? (grad != nullptr) != g.had_grad : grad != g.grad) {
       why = "the gradient of " + g.what + (grad ? " was created or replaced" : " was removed");
@@ -110,6 +110,7 @@ bool replay_program(Program& p, const std::vector<StepInput>& inputs, StepValues
   };
   for (size_t i = 0; i < p.rebinds.size(); ++i) targets[i]->rebind_data(buffers[p.rebinds[i].output]);
   for (const GradSlot& slot : p.grads) resolve(slot.leaf, inputs)->grad() = output_tensor(slot.output);
+  for (const Existing& leaf : p.grad_resets) resolve(leaf, inputs)->grad().reset();
   out.sizes = p.result_sizes;
   out.tensors.clear();
   for (const ResultSlot& r : p.results) {

@@ -1,21 +1,15 @@
+// The layers without a file of their own: linear, embedding, layer norms, dropout, attention, activations and
+// the containers.
 #include <cmath>
 
+#include "nn/layer_support.h"
 #include "xlite/autograd.h"
 #include "xlite/error.h"
-#include "xlite/lazy.h"
 #include "xlite/factories.h"
 #include "xlite/nn.h"
 #include "xlite/ops.h"
 
 namespace xlite::nn {
-namespace {
-Tensor uniform(const Shape& shape, double bound) { return rand(shape) * (2 * bound) - bound; }
-
-Tensor materialized(Tensor t) {
-  sync({t});
-  return t;
-}
-}  // namespace
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias) {
   double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
@@ -23,38 +17,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias) {
   if (with_bias) bias = register_parameter("bias", materialized(uniform({out_features}, bound)));
 }
 
-Tensor Linear::forward(const Tensor& x) {
-  return linear(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt);
-}
-
-Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride_, int64_t padding_,
-               int64_t dilation_, int64_t groups_, bool with_bias)
-    : stride(stride_), padding(padding_), dilation(dilation_), groups(groups_) {
-  if (groups < 1 || in_channels % groups != 0 || out_channels % groups != 0)
-    throw Error("[Conv2d] channels " + std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
-                " are not divisible by groups " + std::to_string(groups));
-  double bound = 1.0 / std::sqrt(static_cast<double>(in_channels / groups * kernel * kernel));
-  weight =
-      register_parameter("weight", materialized(uniform({out_channels, in_channels / groups, kernel, kernel}, bound)));
-  if (with_bias) bias = register_parameter("bias", materialized(uniform({out_channels}, bound)));
-}
-
-Tensor Conv2d::forward(const Tensor& x) {
-  return conv2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, {stride, stride},
-                {padding, padding}, {dilation, dilation}, groups);
-}
-
-MaxPool2d::MaxPool2d(int64_t kernel_, int64_t stride_, int64_t padding_)
-    : kernel(kernel_), stride(stride_ == 0 ? kernel_ : stride_), padding(padding_) {}
-Tensor MaxPool2d::forward(const Tensor& x) {
-  return max_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding});
-}
-
-AvgPool2d::AvgPool2d(int64_t kernel_, int64_t stride_, int64_t padding_)
-    : kernel(kernel_), stride(stride_ == 0 ? kernel_ : stride_), padding(padding_) {}
-Tensor AvgPool2d::forward(const Tensor& x) {
-  return avg_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding});
-}
+Tensor Linear::forward(const Tensor& x) { return linear(x, weight, optional_bias(bias)); }
 
 Tensor ReLU::forward(const Tensor& x) { return relu(x); }
 Tensor Flatten::forward(const Tensor& x) { return flatten(x, start_dim); }
@@ -130,49 +93,6 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   Tensor attention = softmax(where(causal, scores, -INFINITY), -1);
   Tensor y = reshape(transpose(matmul(attention, v), 1, 2), {b, t, d});
   return proj->forward(y);
-}
-
-}  // namespace xlite::nn
-
-namespace xlite::nn {
-namespace {
-std::vector<int64_t> two(const std::vector<int64_t>& v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; }
-}  // namespace
-
-Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, ConvOptions options_)
-    : options(std::move(options_)) {
-  if (options.groups < 1 || in_channels % options.groups != 0 || out_channels % options.groups != 0)
-    throw Error("[Conv1d] channels " + std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
-                " are not divisible by groups " + std::to_string(options.groups));
-  double bound = 1.0 / std::sqrt(static_cast<double>(in_channels / options.groups * kernel));
-  weight =
-      register_parameter("weight", materialized(uniform({out_channels, in_channels / options.groups, kernel}, bound)));
-  if (options.bias) bias = register_parameter("bias", materialized(uniform({out_channels}, bound)));
-}
-
-Tensor Conv1d::forward(const Tensor& x) {
-  return conv1d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, options.stride.at(0),
-                options.padding.at(0), options.dilation.at(0), options.groups);
-}
-
-ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel,
-                                 ConvOptions options_)
-    : options(std::move(options_)) {
-  if (options.groups < 1 || in_channels % options.groups != 0 || out_channels % options.groups != 0)
-    throw Error("[ConvTranspose2d] channels " + std::to_string(in_channels) + " -> " + std::to_string(out_channels) +
-                " are not divisible by groups " + std::to_string(options.groups));
-  kernel = two(kernel);
-  if (kernel.size() != 2) throw Error("[ConvTranspose2d] kernel takes one or two values");
-  // PyTorch's fan_in for a transposed convolution: the weight's dim 1 times the kernel area.
-  double bound = 1.0 / std::sqrt(static_cast<double>(out_channels / options.groups * kernel[0] * kernel[1]));
-  weight = register_parameter(
-      "weight", materialized(uniform({in_channels, out_channels / options.groups, kernel[0], kernel[1]}, bound)));
-  if (options.bias) bias = register_parameter("bias", materialized(uniform({out_channels}, bound)));
-}
-
-Tensor ConvTranspose2d::forward(const Tensor& x) {
-  return conv_transpose2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, two(options.stride),
-                          two(options.padding), two(options.output_padding), options.groups, two(options.dilation));
 }
 
 Tensor GELU::forward(const Tensor& x) { return gelu(x, approximate); }

@@ -2,20 +2,15 @@
 // InstanceNorm2d (per-sample statistics).
 #include <string>
 
+#include "nn/layer_support.h"
 #include "xlite/autograd.h"
 #include "xlite/error.h"
 #include "xlite/factories.h"
-#include "xlite/lazy.h"
 #include "xlite/nn.h"
 #include "xlite/ops.h"
 
 namespace xlite::nn {
 namespace {
-Tensor materialized(Tensor t) {
-  sync({t});
-  return t;
-}
-
 // [C] per-channel values shaped to broadcast over [N, C, ...] of the given rank.
 Tensor per_channel(const Tensor& v, int64_t rank) {
   Shape shape(static_cast<size_t>(rank), 1);

@@ -37,8 +37,13 @@ void Optimizer::set_lr(double lr) {
   lr_tensor_.copy_(lr_value(lr, device()));
 }
 
-void Optimizer::zero_grad() {
-  for (const Tensor& p : params_) {
+void Optimizer::zero_grad(bool set_to_none) {
+  for (Tensor& p : params_) {
+    // Not through grad(): asking for the gradient would make a compiled step depend on it.
+    if (set_to_none) {
+      p.reset_grad();
+      continue;
+    }
     Tensor g = p.grad();
     if (g.defined()) g.zero_();
   }

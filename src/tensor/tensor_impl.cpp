@@ -47,13 +47,24 @@ TensorImpl::~TensorImpl() {
 uint64_t TensorImpl::next_id() { return next_tensor_id.load(); }
 
 void TensorImpl::note_data_read() {
-  if (StepRecording* recording = StepRecording::active(); recording && data_ && id_ < recording->first_tensor_id)
-    recording->note_read(data_.get(), weak_from_this(), requires_grad_, grad_.get());
+  if (StepRecording* recording = StepRecording::active(); recording && data_ && id_ < recording->first_tensor_id) {
+    recording->note_read(data_.get(), weak_from_this());
+    // backward through this read adds to the gradient the leaf has, or makes a new one when it has none
+    if (requires_grad_) recording->note_grad(this, weak_from_this(), grad_.get(), false);
+  }
 }
 
 void TensorImpl::note_state_read() {
-  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id)
+  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id) {
     recording->observed.push_back(weak_from_this());
+    recording->note_grad(this, weak_from_this(), grad_.get(), false);
+  }
+}
+
+void TensorImpl::reset_grad() {
+  if (StepRecording* recording = StepRecording::active(); recording && id_ < recording->first_tensor_id)
+    recording->note_grad(this, weak_from_this(), grad_.get(), true);
+  grad_.reset();
 }
 
 std::shared_ptr<const NodeMeta> TensorImpl::leaf_meta() {

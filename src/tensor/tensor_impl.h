@@ -54,6 +54,8 @@ class TensorImpl : public std::enable_shared_from_this<TensorImpl> {
   bool is_grad_leaf() const { return requires_grad_; }
   void set_requires_grad(bool requires_grad);
   std::shared_ptr<TensorImpl>& grad() { return grad_; }
+  // Drops the gradient (Tensor::reset_grad); inside compile(fn)'s recording, notes that fn did.
+  void reset_grad();
   // The node gradients flow through: the pending node, the node that made the value, or the data leaf.
   ir::NodePtr autograd_node();
 
