@@ -467,7 +467,7 @@ class Generator {
         {3, &Generator::step_gather},       {3, &Generator::step_index_select}, {2, &Generator::step_scatter_add},
         {4, &Generator::step_dot},          {2, &Generator::step_conv2d},       {3, &Generator::step_row_stat},
         {1, &Generator::step_transfer},     {2, &Generator::step_custom_call},  {2, &Generator::step_scan},
-        {1, &Generator::step_argsort},
+        {1, &Generator::step_argsort},      {1, &Generator::step_barrier},
     };
     int total = 0;
     for (const Weighted& s : kSteps) total += s.weight;
@@ -1007,6 +1007,13 @@ class Generator {
       const ir::CustomOutputAttrs output{.index = i, .offset = layout.offsets[i], .shape = rows, .dtype = d};
       emit(OpId::custom_output, {packed}, output.to_attrs(), {false, false, i == 0 ? sum_bound : info(x).bound});
     }
+  }
+
+  // A barrier passes its first operand through; the others only order it.
+  void step_barrier() {
+    std::vector<int32_t> operands{operand([](int32_t) { return true; }, any_dtype())};
+    for (int64_t k = uniform(0, 2); k > 0; --k) operands.push_back(operand([](int32_t) { return true; }, any_dtype()));
+    emit(OpId::opt_barrier, operands, {}, info(operands[0]));
   }
 
   void step_flip() {

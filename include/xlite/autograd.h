@@ -32,6 +32,13 @@ using CustomBackward = std::function<std::vector<Tensor>(const std::vector<Tenso
                                                          const Tensor& output_grad)>;
 std::function<Tensor(const std::vector<Tensor>&)> custom_vjp(CustomForward forward, CustomBackward backward);
 
+// Gradient checkpointing (torch.utils.checkpoint): fn(inputs), without keeping fn's intermediate values for
+// the backward pass. Backward runs fn again from the inputs once the result's gradient is known, behind an
+// optimization barrier (so that the compiler neither merges the two runs nor moves the second one earlier),
+// and differentiates that: one more forward of fn buys the memory of its activations. The second run draws
+// the same random numbers as the first. Tensors fn captures (parameters) get their gradients from it.
+Tensor checkpoint(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs);
+
 // The gradients of fn's scalar result with respect to each input (functional form, like jax.grad).
 std::vector<Tensor> grad(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
                          const std::vector<Tensor>& inputs);

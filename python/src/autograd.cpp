@@ -21,6 +21,8 @@ void bind_autograd(nb::module_& m) {
         return custom_vjp(std::move(forward), std::move(backward));
       },
       "forward"_a, "backward"_a);
+  m.def("_checkpoint", &xlite::checkpoint, "fn"_a, "inputs"_a,
+        "fn(inputs) without keeping its activations: backward runs fn again (gradient checkpointing).");
   // The undefined tensor a custom backward returns for an input without a gradient (None in Python).
   m.def("_undefined_tensor", [] { return Tensor(); });
   m.def("_is_defined", [](const Tensor& t) { return t.defined(); }, "tensor"_a);

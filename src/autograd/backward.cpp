@@ -108,7 +108,7 @@ void accumulate(TensorImpl* leaf, const Tensor& g) {
   }
 }
 
-void run_backward(const Tensor& output, const Tensor& gradient) {
+std::vector<Tensor> run_backward(const Tensor& output, const Tensor& gradient) {
   ops::OpScope scope("backward");
   TensorImpl* impl = output.impl().get();
   ir::NodePtr root = impl->autograd_node();
@@ -168,7 +168,7 @@ void run_backward(const Tensor& output, const Tensor& gradient) {
     }
     cotangent.erase(node);
   }
-  scope.finish(std::move(updated));
+  return scope.finish(std::move(updated));
 }
 }  // namespace
 
@@ -232,6 +232,10 @@ std::pair<Tensor, std::vector<Tensor>> value_and_grad(const std::function<Tensor
 }
 
 namespace autograd {
+
+std::vector<Tensor> backward_to_leaves(const Tensor& output, const Tensor& gradient) {
+  return run_backward(output, gradient);
+}
 
 std::vector<ir::NodePtr> gradient_inputs(const std::vector<Tensor>& inputs, const char* op, bool* any_requires_grad) {
   std::vector<ir::NodePtr> nodes;

@@ -261,6 +261,7 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     }
     case OpId::dot: return {matmul(g, swap_last_two(in[1])), matmul(swap_last_two(in[0]), g)};
     case OpId::transfer: return {ops::transfer_to(g, x.device())};
+    case OpId::opt_barrier: return {g};
     case OpId::conv2d:
       return {conv_input_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs)),
               conv_weight_grad(g, in[0], in[1], ir::ConvAttrs::of(attrs))};

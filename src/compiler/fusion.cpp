@@ -35,7 +35,8 @@ RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
     case OpClass::Conv: return policy.library_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd:
     case OpClass::Scan:
-    case OpClass::Sort: return RegionKind::Fallback;
+    case OpClass::Sort:
+    case OpClass::Barrier: return RegionKind::Fallback;
     case OpClass::Transfer: return RegionKind::Transfer;
     case OpClass::CustomCall:
     case OpClass::CustomOutput: return RegionKind::CustomCall;

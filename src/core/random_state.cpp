@@ -34,6 +34,12 @@ Position take(uint64_t blocks) {
 
 void advance(uint64_t blocks) { take(blocks); }
 
+void seek(Position position) {
+  Generator& g = generator();
+  std::lock_guard lock(g.mutex);
+  g.position = position;
+}
+
 void reseed(uint64_t seed) {
   Generator& g = generator();
   std::lock_guard lock(g.mutex);

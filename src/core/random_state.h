@@ -16,5 +16,7 @@ Position current();
 Position take(uint64_t blocks);
 void advance(uint64_t blocks);
 void reseed(uint64_t seed);  // offset back to 0
+// Back to a position current() gave earlier: gradient checkpointing draws again what its forward pass drew.
+void seek(Position position);
 
 }  // namespace xlite::random_state

@@ -47,6 +47,7 @@ bool is_elementwise_class(OpClass cls) {
     case OpClass::Dot:
     case OpClass::Conv:
     case OpClass::Transfer:  // a copy between devices, never part of a loop
+    case OpClass::Barrier:   // a region of its own, so that nothing fuses across it
     case OpClass::CustomCall:
     case OpClass::CustomOutput: return false;
   }
@@ -85,7 +86,8 @@ bool is_differentiable(OpId op) {
     case OpClass::ScatterAdd:
     case OpClass::Dot:
     case OpClass::Conv:
-    case OpClass::Transfer: return true;
+    case OpClass::Transfer:
+    case OpClass::Barrier: return true;
   }
   return false;
 }

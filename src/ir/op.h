@@ -121,6 +121,7 @@ enum OpTrait : uint8_t {
   X(dot, "dot", 2, Dot, 0, NoAttrs)                                                         \
   X(conv2d, "conv2d", 2, Conv, 0, ConvAttrs)                                                \
   X(transfer, "transfer", 1, Transfer, 0, NoAttrs)                                          \
+  X(opt_barrier, "opt_barrier", -1, Barrier, 0, NoAttrs)                                    \
   X(custom_call, "custom_call", -1, CustomCall, kRaisesOnBadIndex, CustomCallAttrs)         \
   X(custom_output, "custom_output", 1, CustomOutput, 0, CustomOutputAttrs)
 
@@ -176,6 +177,10 @@ enum class OpClass : uint8_t {
   Dot,           // [B..., M, K] x [B..., K, N]
   Conv,          // x [N, C, H, W], w [O, C / groups, KH, KW]; attrs stride, lo, hi (padding), dilation, groups
   Transfer,      // the operand's value copied to the instruction's device (ir::Instr::device)
+  Barrier,       // (value, after...): value, copied once every `after` operand is computed; no pass merges it
+                 // with value or moves work across it (XLA's optimization_barrier). Gradient checkpointing
+                 // recomputes behind one, so the recomputation neither merges with the forward pass nor runs
+                 // before its gradient, and orders each segment's gradients before the next one's work
   CustomCall,    // a registered kernel (ir/kernel_registry.h) over its operands; attrs kernel, args. One output
                  // is its value; several are packed in one u8 buffer that custom_output instructions read
   CustomOutput,  // output `index` of a custom_call with several: attrs index, offset (its place in the packed

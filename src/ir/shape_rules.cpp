@@ -298,6 +298,9 @@ TypedShape infer_unchecked(OpId op, std::span<const OperandType> in, const Attrs
       return {out, in[0].dtype};
     }
     case OpClass::Transfer: return in[0];
+    case OpClass::Barrier:
+      if (in.empty()) fail(op, "needs the value it passes on");
+      return in[0];
     case OpClass::CustomCall: return custom_call_type(custom_call_outputs(attrs, in));
     case OpClass::CustomOutput: {
       const CustomOutputAttrs output = CustomOutputAttrs::of(attrs);

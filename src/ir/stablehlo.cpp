@@ -109,6 +109,7 @@ class Lowering {
       case OpClass::Dot: return dot(instr, in[0], in[1]);
       case OpClass::Conv: return conv(instr, in[0], in[1]);
       case OpClass::Transfer: return in[0];
+      case OpClass::Barrier: return w_.op_results("stablehlo.optimization_barrier", in, in, "")[0];
       case OpClass::CustomCall: return custom_call(instr, in);
       case OpClass::CustomOutput: {
         // A call with several outputs is a multi-result op: output i is its result #i.

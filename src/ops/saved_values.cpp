@@ -64,7 +64,8 @@ SavedValues saved_values(ir::OpId op, std::span<const bool> needs_grad) {
     case OpId::cummax:
     case OpId::cummin: return {first, false};
     case OpId::cumprod: return {first, true};
-    case OpId::transfer: return {0, false};
+    case OpId::transfer:
+    case OpId::opt_barrier: return {0, false};
     case OpId::count_: break;
   }
   return {};

@@ -1,2 +1,3 @@
-"""Utilities with torch.utils' names: data loading (xlite.utils.data)."""
-from . import data  # noqa: F401
+"""Utilities with torch.utils' names: data loading (xlite.utils.data) and gradient checkpointing
+(xlite.utils.checkpoint)."""
+from . import checkpoint, data  # noqa: F401

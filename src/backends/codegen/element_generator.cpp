@@ -534,6 +534,7 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
     case OpClass::Dot:
     case OpClass::Conv:
     case OpClass::Transfer:
+    case OpClass::Barrier:
     case OpClass::CustomCall:
     case OpClass::CustomOutput: break;  // regions of their own (fusion.cpp)
   }

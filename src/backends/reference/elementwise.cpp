@@ -276,6 +276,7 @@ void register_elementwise_kernels(KernelTable& table) {
       case ir::OpClass::Dot:
       case ir::OpClass::Conv:
       case ir::OpClass::Transfer:
+      case ir::OpClass::Barrier:
       case ir::OpClass::CustomCall:
       case ir::OpClass::CustomOutput: break;  // registered by their own files
     }

@@ -103,6 +103,11 @@ void transfer(const ir::Instr&, std::span<const Value* const> in, Value& out) {
   runtime::copy_between_devices(*in[0]->buffer, *out.buffer);
 }
 
+// The value, once `after` (the second operand) is known.
+void barrier(const ir::Instr&, std::span<const Value* const> in, Value& out) {
+  runtime::copy_between_devices(*in[0]->buffer, *out.buffer);
+}
+
 void register_layout_kernels(KernelTable& table) {
   table[static_cast<int>(OpId::reshape)] = reshape;
   table[static_cast<int>(OpId::transpose)] = transpose;
@@ -112,6 +117,7 @@ void register_layout_kernels(KernelTable& table) {
   table[static_cast<int>(OpId::concat)] = concat;
   table[static_cast<int>(OpId::pad)] = pad;
   table[static_cast<int>(OpId::transfer)] = transfer;
+  table[static_cast<int>(OpId::opt_barrier)] = barrier;
 }
 
 }  // namespace xlite::backends::reference
