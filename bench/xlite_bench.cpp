@@ -282,6 +282,12 @@ void bench_matmul_shape(int64_t m, int64_t k, int64_t n) {
   emit(tag + ".dnnl_ms", t_d * 1e3, "ms");
   emit(tag + ".xlite_GFLOPs", flops / t_x * 1e-9, "GFLOP/s");
   emit(tag + ".dnnl_GFLOPs", flops / t_d * 1e-9, "GFLOP/s");
+  // The same product in bf16 (autocast's products): oneDNN's bf16 path against the f32 one, same run.
+  xl::Tensor a16 = ready(a.to(xl::DType::bf16)), b16 = ready(b.to(xl::DType::bf16));
+  auto bf16_mm = [&] { xl::sync({xl::matmul(a16, b16)}); };
+  auto [t_h, t_f] = time_pair(bf16_mm, xlite_mm);
+  emit(tag + ".xlite_bf16_GFLOPs", flops / t_h * 1e-9, "GFLOP/s");
+  emit(tag + ".bf16_speedup_over_f32", t_f / t_h, "x");
   std::vector<float> c = xl::matmul(a, b).to_vector<float>();
   double err = 0;
   for (size_t i = 0; i < c.size(); i += 997) err = std::max(err, (double)std::fabs(c[i] - hc.data()[i]));

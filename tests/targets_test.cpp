@@ -88,6 +88,6 @@ TEST(Targets, TheFusionPolicyDecidesWhichDotsGoToTheLibrary) {
   };
   EXPECT_EQ(kind(f32_dot, {}), RegionKind::Matmul);
   EXPECT_EQ(kind(i64_dot, {}), RegionKind::Fallback);
-  EXPECT_EQ(kind(f32_dot, {.library_dtypes = 0}), RegionKind::Fallback);
-  EXPECT_EQ(kind(i64_dot, {.library_dtypes = 1u << static_cast<int>(xl::DType::i64)}), RegionKind::Matmul);
+  EXPECT_EQ(kind(f32_dot, {.matmul_dtypes = 0}), RegionKind::Fallback);
+  EXPECT_EQ(kind(i64_dot, {.matmul_dtypes = 1u << static_cast<int>(xl::DType::i64)}), RegionKind::Matmul);
 }

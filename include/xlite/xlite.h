@@ -1,5 +1,6 @@
 #pragma once
 // The whole public API of xlite.
+#include "xlite/autocast.h"
 #include "xlite/autograd.h"
 #include "xlite/cache.h"
 #include "xlite/data.h"

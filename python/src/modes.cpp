@@ -55,6 +55,12 @@ void add_inputs(nb::handle value, std::vector<StepInput>& inputs, std::vector<nb
   }
 }
 
+struct AutocastScope {
+  DType dtype;
+  bool enabled;
+  std::optional<xlite::autocast> scope;
+};
+
 class CompiledFunction {
  public:
   CompiledFunction(nb::object fn, CompileOptions options)
@@ -183,6 +189,13 @@ void bind_modes(nb::module_& m) {
   m.def("_set_eager_mode", &xlite::eager_mode, "enabled"_a);
   m.def("is_eager_mode", &xlite::is_eager_mode, "Whether ops of this thread run at once.");
   m.def("_set_grad_enabled", &xlite::set_grad_enabled, "enabled"_a);
+  // The C++ autocast scope, entered and left by xlite.autocast (a Python with-statement on one thread).
+  nb::class_<AutocastScope>(m, "_AutocastScope")
+      .def("__init__", [](AutocastScope* s, nb::handle dtype,
+                          bool enabled) { new (s) AutocastScope{to_dtype(dtype), enabled, {}}; })
+      .def("enter", [](AutocastScope& s) { s.scope.emplace(s.dtype, s.enabled); })
+      .def("exit", [](AutocastScope& s) { s.scope.reset(); });
+  m.def("is_autocast_enabled", &xlite::is_autocast_enabled);
   m.def("is_grad_enabled", &xlite::is_grad_enabled, "Whether ops of this thread record gradients.");
 
   nb::class_<TracedFlag>(m, "TracedFlag",

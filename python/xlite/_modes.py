@@ -56,6 +56,35 @@ class _GradScope:
         return scoped
 
 
+class autocast:
+    """Mixed precision, as torch.autocast(device_type="cpu", dtype=torch.bfloat16): matrix products and
+    convolutions take f32 operands in dtype, softmax, norms and losses compute in float32. A context manager
+    and a decorator."""
+
+    def __init__(self, device_type="cpu", dtype=None, enabled=True, cache_enabled=None):
+        from . import _dtypes
+        del device_type, cache_enabled  # one kind of device; casts are lazy ops, nothing to cache
+        self._args = (_dtypes.bfloat16 if dtype is None else dtype, enabled)
+        self._scopes = []
+
+    def __enter__(self):
+        scope = _xlite._AutocastScope(*self._args)
+        scope.enter()
+        self._scopes.append(scope)
+        return self
+
+    def __exit__(self, *exc):
+        self._scopes.pop().exit()
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def scoped(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return scoped
+
+
 class no_grad(_GradScope):
     """Ops in this scope record no gradients (evaluation, optimizer updates)."""
 

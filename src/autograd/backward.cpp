@@ -9,6 +9,7 @@
 #include "tensor/tensor_impl.h"
 #include "ops/op_support.h"
 #include "ops/views.h"
+#include "xlite/autocast.h"
 #include "xlite/autograd.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
@@ -124,6 +125,7 @@ std::vector<Tensor> run_backward(const Tensor& output, const Tensor& gradient) {
     ops::fail("gradient on " + seed.device().str() + " for an output on " + impl->device().str());
   }
   NoGradGuard no_grad;
+  autocast as_recorded(DType::bf16, false);  // gradients keep the dtypes the forward ops recorded
   std::unordered_map<const ir::Node*, Tensor> cotangent;
   cotangent[root.get()] = seed;
   // Holds the nodes alive while their cotangents are built (the map keys are raw pointers).

@@ -4,6 +4,7 @@
 #include "ir/op.h"
 #include "ops/op_support.h"
 #include "tensor/grad_mode.h"
+#include "xlite/autocast.h"
 #include "xlite/autograd.h"
 
 namespace xlite {
@@ -22,7 +23,14 @@ class GradModeOn {
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
 // The inputs' gradients, from fn run again on inputs that only exist once the result's gradient does.
-std::vector<Tensor> recompute_and_differentiate(const Fn& fn, random_state::Position drawn_from,
+// What the forward pass ran under, so that the recomputation runs the same ops.
+struct ForwardState {
+  random_state::Position drawn_from;
+  bool autocast_enabled;
+  DType autocast_dtype;
+};
+
+std::vector<Tensor> recompute_and_differentiate(const Fn& fn, const ForwardState& forward,
                                                 const std::vector<Tensor>& inputs, const Tensor& result_grad) {
   std::vector<Tensor> leaves;
   for (const Tensor& input : inputs) {
@@ -33,8 +41,9 @@ std::vector<Tensor> recompute_and_differentiate(const Fn& fn, random_state::Posi
   Tensor again;
   {
     const random_state::Position now = random_state::current();
-    random_state::seek(drawn_from);
+    random_state::seek(forward.drawn_from);
     GradModeOn grad_mode;
+    autocast as_forward(forward.autocast_dtype, forward.autocast_enabled);
     again = fn(leaves);
     random_state::seek(now);
   }
@@ -58,13 +67,13 @@ std::vector<Tensor> recompute_and_differentiate(const Fn& fn, random_state::Posi
 }  // namespace
 
 Tensor checkpoint(const Fn& fn, const std::vector<Tensor>& inputs) {
-  const random_state::Position drawn_from = random_state::current();
+  const ForwardState forward{random_state::current(), is_autocast_enabled(), get_autocast_dtype()};
   Tensor value = fn(inputs);
   if (!autograd::is_grad_enabled() || !value.defined() || !value.requires_grad()) return value;
   bool any_input_requires_grad = false;
   std::vector<ir::NodePtr> nodes = autograd::gradient_inputs(inputs, "checkpoint", &any_input_requires_grad);
-  CustomBackward backward = [fn, drawn_from](const std::vector<Tensor>& in, const Tensor&, const Tensor& g) {
-    return recompute_and_differentiate(fn, drawn_from, in, g);
+  CustomBackward backward = [fn, forward](const std::vector<Tensor>& in, const Tensor&, const Tensor& g) {
+    return recompute_and_differentiate(fn, forward, in, g);
   };
   return autograd::with_custom_gradient(value, std::move(nodes), std::move(backward), "checkpoint");
 }

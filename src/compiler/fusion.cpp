@@ -31,8 +31,8 @@ RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
   switch (ir::op_info(instr.op).cls) {
     case OpClass::Reduce:
     case OpClass::ArgReduce: return RegionKind::Reduce;
-    case OpClass::Dot: return policy.library_takes(instr.dtype) ? RegionKind::Matmul : RegionKind::Fallback;
-    case OpClass::Conv: return policy.library_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
+    case OpClass::Dot: return policy.matmul_takes(instr.dtype) ? RegionKind::Matmul : RegionKind::Fallback;
+    case OpClass::Conv: return policy.conv_takes(instr.dtype) ? RegionKind::Conv : RegionKind::Fallback;
     case OpClass::ScatterAdd:
     case OpClass::Scan:
     case OpClass::Sort:

@@ -72,8 +72,10 @@ struct FusionPlan {
 // What a target offers fusion: the dtypes its GEMM and convolution libraries take. A dot or conv of another
 // dtype becomes a Fallback region.
 struct FusionPolicy {
-  uint32_t library_dtypes = 1u << static_cast<int>(DType::f32);
-  bool library_takes(DType dtype) const { return (library_dtypes >> static_cast<int>(dtype)) & 1u; }
+  uint32_t matmul_dtypes = 1u << static_cast<int>(DType::f32);
+  uint32_t conv_dtypes = 1u << static_cast<int>(DType::f32);
+  bool matmul_takes(DType dtype) const { return (matmul_dtypes >> static_cast<int>(dtype)) & 1u; }
+  bool conv_takes(DType dtype) const { return (conv_dtypes >> static_cast<int>(dtype)) & 1u; }
 };
 
 FusionPlan plan_fusion(const ir::Graph& graph, const FusionPolicy& policy = {});

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "xlite/autocast.h"
 #include "xlite/error.h"
 #include "xlite/factories.h"
 #include "xlite/nn.h"
@@ -93,9 +94,10 @@ Tensor class_loss(const char* op, const Tensor& log_probs_in, const Tensor& targ
 
 }  // namespace
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, int64_t ignore_index,
+Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target, int64_t ignore_index,
                 const std::optional<Tensor>& weight, std::string_view reduction) {
   return composite_op("nll_loss", [&] {
+    const Tensor log_probs = autocast_for_precision(log_probs_in);
     check_class_targets("nll_loss", "log_probs", log_probs, target);
     return class_loss("nll_loss", log_probs, target, ignore_index, weight, reduction, 0);
   });
@@ -112,22 +114,25 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
   });
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, std::string_view reduction) {
+Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, std::string_view reduction) {
   return composite_op("mse_loss", [&] {
+    const Tensor input = autocast_for_precision(input_in), target = autocast_for_precision(target_in);
     check_same_shape("mse_loss", input, target);
     return reduce("mse_loss", square(input - target), reduction);
   });
 }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, std::string_view reduction) {
+Tensor l1_loss(const Tensor& input_in, const Tensor& target_in, std::string_view reduction) {
   return composite_op("l1_loss", [&] {
+    const Tensor input = autocast_for_precision(input_in), target = autocast_for_precision(target_in);
     check_same_shape("l1_loss", input, target);
     return reduce("l1_loss", abs(input - target), reduction);
   });
 }
 
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, double beta, std::string_view reduction) {
+Tensor smooth_l1_loss(const Tensor& input_in, const Tensor& target_in, double beta, std::string_view reduction) {
   return composite_op("smooth_l1_loss", [&] {
+    const Tensor input = autocast_for_precision(input_in), target = autocast_for_precision(target_in);
     check_same_shape("smooth_l1_loss", input, target);
     if (beta < 0) fail("smooth_l1_loss", "beta must be >= 0, got " + std::to_string(beta));
     Tensor d = abs(input - target);
@@ -136,8 +141,9 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, double beta, st
   });
 }
 
-Tensor huber_loss(const Tensor& input, const Tensor& target, double delta, std::string_view reduction) {
+Tensor huber_loss(const Tensor& input_in, const Tensor& target_in, double delta, std::string_view reduction) {
   return composite_op("huber_loss", [&] {
+    const Tensor input = autocast_for_precision(input_in), target = autocast_for_precision(target_in);
     check_same_shape("huber_loss", input, target);
     if (delta <= 0) fail("huber_loss", "delta must be > 0, got " + std::to_string(delta));
     Tensor d = abs(input - target);
@@ -145,9 +151,10 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, double delta, std::
   });
 }
 
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
+Tensor binary_cross_entropy(const Tensor& input_in, const Tensor& target_in, const std::optional<Tensor>& weight,
                             std::string_view reduction) {
   return composite_op("binary_cross_entropy", [&] {
+    const Tensor input = autocast_for_precision(input_in), target = autocast_for_precision(target_in);
     check_same_shape("binary_cross_entropy", input, target);
     // log clamped at -100, as PyTorch does, so that a probability of exactly 0 or 1 gives a finite loss.
     Tensor log_p = clamp_min(log(input), -100.0), log_q = clamp_min(log(1.0 - input), -100.0);
@@ -157,9 +164,11 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std
   });
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
-                                        const std::optional<Tensor>& pos_weight, std::string_view reduction) {
+Tensor binary_cross_entropy_with_logits(const Tensor& input_in, const Tensor& target_in,
+                                        const std::optional<Tensor>& weight, const std::optional<Tensor>& pos_weight,
+                                        std::string_view reduction) {
   return composite_op("binary_cross_entropy_with_logits", [&] {
+    const Tensor input = autocast_for_precision(input_in), target = autocast_for_precision(target_in);
     check_same_shape("binary_cross_entropy_with_logits", input, target);
     // -log sigmoid(x) = softplus(-x), computed without overflow as log1p(exp(-|x|)) + max(-x, 0).
     Tensor log_sigmoid_neg = log1p(exp(-abs(input))) + clamp_min(-input, 0.0);
@@ -170,8 +179,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   });
 }
 
-Tensor kl_div(const Tensor& input, const Tensor& target, std::string_view reduction, bool log_target) {
+Tensor kl_div(const Tensor& input_in, const Tensor& target_in, std::string_view reduction, bool log_target) {
   return composite_op("kl_div", [&] {
+    const Tensor input = autocast_for_precision(input_in), target = autocast_for_precision(target_in);
     check_same_shape("kl_div", input, target);
     // target (log target - input), with 0 where the target probability is 0 (x log x -> 0).
     Tensor loss = log_target ? exp(target) * (target - input)
@@ -181,8 +191,9 @@ Tensor kl_div(const Tensor& input, const Tensor& target, std::string_view reduct
   });
 }
 
-Tensor cosine_similarity(const Tensor& a, const Tensor& b, int64_t dim, double eps) {
+Tensor cosine_similarity(const Tensor& a_in, const Tensor& b_in, int64_t dim, double eps) {
   return composite_op("cosine_similarity", [&] {
+    const Tensor a = autocast_for_precision(a_in), b = autocast_for_precision(b_in);
     Tensor na = clamp_min(norm(a, 2.0, {dim}), eps), nb = clamp_min(norm(b, 2.0, {dim}), eps);
     return sum(a * b, {dim}) / (na * nb);
   });

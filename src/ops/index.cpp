@@ -5,6 +5,7 @@
 #include "ir/op_attrs.h"
 #include "ir/sizes.h"
 #include "ops/op_support.h"
+#include "xlite/autocast.h"
 #include "xlite/ops.h"
 
 namespace xlite {
@@ -123,8 +124,9 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   return scope.finish(ops::convert_to(eq(reshape(checked, column), classes), DType::i64));
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   OpScope scope("matmul");
+  const Tensor a = autocast_for_product(a_in), b = autocast_for_product(b_in);
   const Shape& sa = ops::impl_of(a).shape();
   const Shape& sb = ops::impl_of(b).shape();
   if (sa.empty() || sb.empty())
@@ -161,9 +163,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return scope.finish(reshape(r, out));
 }
 
-Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, std::vector<int64_t> stride,
+Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor>& bias_in, std::vector<int64_t> stride,
               std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups) {
   OpScope scope("conv2d");
+  const Tensor x = autocast_for_product(x_in), w = autocast_for_product(w_in);
+  const std::optional<Tensor> bias = bias_in ? std::optional(autocast_for_product(*bias_in)) : std::nullopt;
   const Shape& xs = ops::impl_of(x).shape();
   const Shape& ws = ops::impl_of(w).shape();
   if (xs.size() != 4) ops::fail("input must be [N, C, H, W], got " + shape_str(xs));
@@ -252,7 +256,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bia
   if (ops::impl_of(x).shape().empty() || x.shape().back() != w.shape()[1])
     ops::fail("input " + shape_str(x.shape()) + " does not match weight " + shape_str(w.shape()));
   Tensor y = matmul(x, transpose(w, 0, 1));
-  if (bias) y = y + *bias;
+  if (bias) y = y + autocast_for_product(*bias);
   return scope.finish(y);
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ops/op_support.h"
+#include "xlite/autocast.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
 
@@ -44,12 +45,12 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta,
   OpScope scope("addmm");
   require_rank("a", a, 2);
   require_rank("b", b, 2);
-  return scope.finish(scaled_sum(input, matmul(a, b), beta, alpha));
+  return scope.finish(scaled_sum(autocast_for_product(input), matmul(a, b), beta, alpha));
 }
 
 Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha) {
   OpScope scope("baddbmm");
-  return scope.finish(scaled_sum(input, bmm(a, b), beta, alpha));
+  return scope.finish(scaled_sum(autocast_for_product(input), bmm(a, b), beta, alpha));
 }
 
 Tensor cross(const Tensor& a, const Tensor& b, int64_t dim) {

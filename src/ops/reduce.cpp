@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/op_support.h"
+#include "xlite/autocast.h"
 #include "ir/op_attrs.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
@@ -110,8 +111,9 @@ Tensor argmin(const Tensor& x) {
   return scope.finish(arg_reduce("argmin", OpId::argmin, reshape(x, {-1}), 0, false));
 }
 
-Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+Tensor logsumexp(const Tensor& x_in, const std::vector<int64_t>& dims, bool keepdim) {
   OpScope scope("logsumexp");
+  const Tensor x = autocast_for_precision(x_in);
   DType dtype = ops::impl_of(x).dtype();
   Tensor xf = is_floating(dtype) ? to_compute_float(x) : ops::convert_to(x, ops::default_float());
   if (xf.numel() == 0 || x.dim() == 0) {
@@ -144,8 +146,9 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction
   return scope.finish(ops::convert_to(r, dtype));
 }
 
-Tensor softmax(const Tensor& x, int64_t dim) {
+Tensor softmax(const Tensor& x_in, int64_t dim) {
   OpScope scope("softmax");
+  const Tensor x = autocast_for_precision(x_in);
   DType dtype = ops::impl_of(x).dtype();
   int64_t d = ops::normalize_dim(dim, x.dim());
   Tensor xf = is_floating(dtype) ? to_compute_float(x) : ops::convert_to(x, ops::default_float());
@@ -158,8 +161,9 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
 }
 
-Tensor log_softmax(const Tensor& x, int64_t dim) {
+Tensor log_softmax(const Tensor& x_in, int64_t dim) {
   OpScope scope("log_softmax");
+  const Tensor x = autocast_for_precision(x_in);
   DType dtype = ops::impl_of(x).dtype();
   int64_t d = ops::normalize_dim(dim, x.dim());
   Tensor xf = is_floating(dtype) ? to_compute_float(x) : ops::convert_to(x, ops::default_float());
@@ -196,8 +200,9 @@ Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction
   return scope.finish(sqrt(var(x, dims, correction, keepdim)));
 }
 
-Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool keepdim) {
+Tensor norm(const Tensor& x_in, double p, const std::vector<int64_t>& dims, bool keepdim) {
   OpScope scope("norm");
+  const Tensor x = autocast_for_precision(x_in);
   DType dtype = ops::impl_of(x).dtype();
   if (!is_floating(dtype)) ops::fail("needs a floating tensor, got " + std::string(dtype_name(dtype)));
   if (std::isnan(p)) ops::fail("p must be a number, got nan");

@@ -59,12 +59,12 @@ Primitive::~Primitive() {
   if (state_->pd) dnnl_primitive_desc_destroy(state_->pd);
 }
 
-void Primitive::run(const float* source, const float* weights, float* destination) const {
+void Primitive::run(const void* source, const void* weights, void* destination) const {
   Engine& e = engine();
   const char* op = state_->op;
   dnnl_memory_t src, w, dst;
-  check(dnnl_memory_create(&src, &state_->src, e.engine, const_cast<float*>(source)), op, "source memory");
-  check(dnnl_memory_create(&w, &state_->weights, e.engine, const_cast<float*>(weights)), op, "weight memory");
+  check(dnnl_memory_create(&src, &state_->src, e.engine, const_cast<void*>(source)), op, "source memory");
+  check(dnnl_memory_create(&w, &state_->weights, e.engine, const_cast<void*>(weights)), op, "weight memory");
   check(dnnl_memory_create(&dst, &state_->dst, e.engine, destination), op, "destination memory");
   dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
   dnnl_status_t status;
@@ -149,14 +149,18 @@ std::shared_ptr<Matmul::Choice> choice_for(const Shape& a, const std::vector<int
 }  // namespace
 
 Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b,
-               const std::vector<int64_t>& b_strides)
+               const std::vector<int64_t>& b_strides, DType dtype)
     : Primitive("matmul") {
+  if (dtype != DType::f32 && dtype != DType::bf16)
+    throw Error("[matmul] the library multiplies f32 and bf16, not " + std::string(dtype_name(dtype)));
   const int r = static_cast<int>(a.size());
   if (r < 2 || r > DNNL_MAX_NDIMS || b.size() != a.size() || a_strides.size() != a.size() ||
       b_strides.size() != b.size())
     throw Error("[matmul] operands " + shape_str(a) + " and " + shape_str(b) +
                 " are not batches of matrices of one rank");
+  const dnnl_data_type_t element = dtype == DType::bf16 ? dnnl_bf16 : dnnl_f32;
   auto sa = sgemm_operand(a, a_strides), sb = sgemm_operand(b, b_strides);
+  if (dtype != DType::f32) sa.reset();  // sgemm is f32 only
   // With a short K (a classifier's 10 classes), sgemm ran 10x slower than the primitive in a training
   // step, while a lone call looked fine; the primitive is as fast there.
   if (sa && sb && !sb->transposed && a[r - 1] >= 64) {
@@ -184,9 +188,9 @@ Matmul::Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shap
     if (as[k] == 0) as[k] = k == r - 1 ? 1 : std::max<int64_t>(1, as[k + 1] * a_dims[k + 1]);
     if (bs[k] == 0) bs[k] = k == r - 1 ? 1 : std::max<int64_t>(1, bs[k + 1] * b_dims[k + 1]);
   }
-  check(dnnl_memory_desc_init_by_strides(&state_->src, r, a_dims, dnnl_f32, as), "matmul", "source descriptor");
-  check(dnnl_memory_desc_init_by_strides(&state_->weights, r, b_dims, dnnl_f32, bs), "matmul", "weight descriptor");
-  check(dnnl_memory_desc_init_by_strides(&state_->dst, r, c_dims, dnnl_f32, cs), "matmul", "destination descriptor");
+  check(dnnl_memory_desc_init_by_strides(&state_->src, r, a_dims, element, as), "matmul", "source descriptor");
+  check(dnnl_memory_desc_init_by_strides(&state_->weights, r, b_dims, element, bs), "matmul", "weight descriptor");
+  check(dnnl_memory_desc_init_by_strides(&state_->dst, r, c_dims, element, cs), "matmul", "destination descriptor");
   dnnl_matmul_desc_t desc;
   check(dnnl_matmul_desc_init(&desc, &state_->src, &state_->weights, nullptr, &state_->dst), "matmul", "descriptor");
   state_->create(&desc);
@@ -197,7 +201,7 @@ Matmul::Path Matmul::path() const {
   return sgemm_ ? Path::sgemm : Path::primitive;
 }
 
-void Matmul::run(const float* a, const float* b, float* out) const {
+void Matmul::run(const void* a, const void* b, void* out) const {
   const Path decided = path();
   if (decided == Path::sgemm) return run_sgemm(a, b, out);
   if (decided == Path::primitive) return Primitive::run(a, b, out);
@@ -220,8 +224,11 @@ void Matmul::run(const float* a, const float* b, float* out) const {
     choice_->path.store(choice_->best_ns[0] <= choice_->best_ns[1] ? Path::sgemm : Path::primitive);
 }
 
-void Matmul::run_sgemm(const float* a, const float* b, float* out) const {
+void Matmul::run_sgemm(const void* a_bytes, const void* b_bytes, void* out_bytes) const {
   const Sgemm& g = *sgemm_;
+  const auto* a = static_cast<const float*>(a_bytes);
+  const auto* b = static_cast<const float*>(b_bytes);
+  auto* out = static_cast<float*>(out_bytes);
   for (int64_t i = 0; i < g.batch; ++i) {
     dnnl_status_t s = dnnl_sgemm(g.transpose_a ? 'T' : 'N', 'N', g.m, g.n, g.k, 1.0f, a + i * g.batch_stride_a, g.lda,
                                  b + i * g.batch_stride_b, g.ldb, 0.0f, out + i * g.m * g.n, g.n);

@@ -7,6 +7,7 @@
 
 #include "core/buffer.h"
 #include "ir/graph.h"
+#include "xlite/dtype.h"
 
 namespace xlite::backends::cpu {
 
@@ -20,12 +21,14 @@ class Primitive {
 
  protected:
   explicit Primitive(const char* op);  // the op named in errors
-  void run(const float* source, const float* weights, float* destination) const;
+  // Buffers of the element types the primitive was made for.
+  void run(const void* source, const void* weights, void* destination) const;
   struct State;
   std::unique_ptr<State> state_;
 };
 
-// out = a x b for f32 batches of matrices: a is [..., M, K] and b [..., K, N], each read from its buffer
+// out = a x b for f32 or bf16 batches of matrices (bf16 accumulates in f32 inside oneDNN, which uses the
+// CPU's AVX-512 BF16 instructions): a is [..., M, K] and b [..., K, N], each read from its buffer
 // at the given strides (in elements, one per dim; a transposed or sliced operand needs no copy), out is
 // dense [..., M, N]. Every dim must be non-zero. Two ways run it: oneDNN's sgemm, where each matrix is
 // row-major or transposed and the batch one stride apart, and the matmul primitive (brgemm), which takes
@@ -35,8 +38,9 @@ class Primitive {
 // runs from then on, for every program with a product of that signature.
 class Matmul : public Primitive {
  public:
-  Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides);
-  void run(const float* a, const float* b, float* out) const;
+  Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides,
+         DType dtype = DType::f32);
+  void run(const void* a, const void* b, void* out) const;
   enum class Path { undecided, sgemm, primitive };
   Path path() const;  // undecided until both were timed
 
@@ -47,7 +51,7 @@ class Matmul : public Primitive {
     bool transpose_a;
     int64_t m, n, k, lda, ldb, batch, batch_stride_a, batch_stride_b;
   };
-  void run_sgemm(const float* a, const float* b, float* out) const;
+  void run_sgemm(const void* a, const void* b, void* out) const;
   std::optional<Sgemm> sgemm_;
   std::shared_ptr<Choice> choice_;  // when both paths apply
 };

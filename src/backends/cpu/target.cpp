@@ -129,7 +129,7 @@ class KernelThunk final : public runtime::Thunk {
   int64_t cost_;  // elements read: decides whether to use threads
 };
 
-// f32 GEMM through oneDNN; its operands are read in place, through strides, from the buffers the plan says
+// f32 or bf16 GEMM through oneDNN; its operands are read in place, through strides, from the buffers the plan says
 // they are views of (the view's base is always the step's first or second input).
 class MatmulThunk final : public runtime::Thunk {
  public:
@@ -146,13 +146,14 @@ class MatmulThunk final : public runtime::Thunk {
     view_b_ = *views[1];
     input_a_ = input_position(region, view_a_.base);
     input_b_ = input_position(region, view_b_.base);
-    matmul_ = std::make_shared<Matmul>(a, view_a_.strides, b, view_b_.strides);
+    matmul_ = std::make_shared<Matmul>(a, view_a_.strides, b, view_b_.strides, root.dtype);
+    element_bytes_ = dtype_size(root.dtype);
   }
 
   std::optional<StepFailure> run(const StepInputs& inputs, BufferPtr* out) const override {
     if (matmul_)
-      matmul_->run(inputs[input_a_]->as<float>() + view_a_.offset, inputs[input_b_]->as<float>() + view_b_.offset,
-                   (*out)->as<float>());
+      matmul_->run(inputs[input_a_]->as<std::byte>() + view_a_.offset * element_bytes_,
+                   inputs[input_b_]->as<std::byte>() + view_b_.offset * element_bytes_, (*out)->as<std::byte>());
     else
       zero(**out);
     return std::nullopt;
@@ -161,6 +162,7 @@ class MatmulThunk final : public runtime::Thunk {
  private:
   compiler::StridedView view_a_, view_b_;
   size_t input_a_ = 0, input_b_ = 0;
+  int64_t element_bytes_ = 4;
   std::shared_ptr<Matmul> matmul_;
 };
 
@@ -219,6 +221,14 @@ class FallbackThunk final : public runtime::Thunk {
 class CpuTarget final : public compiler::Target {
  public:
   std::string name() const override { return "cpu"; }
+
+  // bf16 products go to oneDNN where the CPU multiplies bf16 itself (AVX-512 BF16); elsewhere oneDNN would
+  // convert in software, and the reference loops are as good a fallback.
+  compiler::FusionPolicy fusion_policy() const override {
+    compiler::FusionPolicy policy;
+    if (__builtin_cpu_supports("avx512bf16")) policy.matmul_dtypes |= 1u << static_cast<int>(DType::bf16);
+    return policy;
+  }
 
   LoweredRegion lower(const ir::Graph& graph, const Region& region) override {
     LoweredRegion lowered;
