@@ -40,6 +40,19 @@ TEST(DataLoader, BatchesInOrderWithASmallerLastBatch) {
   EXPECT_EQ(labels_of(loader), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
+TEST(DataLoader, BatchesArriveOnTheDeviceAsked) {
+  const xl::Device target = xl::device(1);
+  data::DataLoader loader(numbers(), {.batch_size = 4, .device = target});
+  std::vector<int64_t> seen;
+  for (const data::Example& batch : loader) {
+    EXPECT_EQ(batch[0].device(), target);
+    EXPECT_EQ(batch[1].device(), target);
+    EXPECT_FALSE(batch[0].is_pending()) << "the copy ran on the background thread";
+    for (int64_t v : batch[1].to_vector<int64_t>()) seen.push_back(v);
+  }
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+}
+
 TEST(DataLoader, DropLastDropsTheShortBatch) {
   data::DataLoader loader(numbers(), {.batch_size = 4, .drop_last = true});
   EXPECT_EQ(loader.size(), 2);

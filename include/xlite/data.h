@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "xlite/tensor.h"
@@ -69,6 +70,9 @@ struct DataLoaderOptions {
   // Turns the examples of a batch into the batch; empty: the dataset's get_batch (stacking by default).
   std::function<Example(const std::vector<Example>&)> collate = {};
   int64_t prefetch = 2;  // batches prepared ahead on the background thread; 0 prepares each when asked
+  // Where the batches go (copied there on the background thread, with the rest of the batch's work); empty:
+  // where the dataset's tensors are.
+  std::optional<Device> device = std::nullopt;
 };
 
 // Iterating starts an epoch; its batches are computed (synced, so they hold data, not pending graphs) on a

@@ -125,3 +125,33 @@ def test_lion_follows_its_rule():
         p = p * (1 - 0.1 * 0.1) - 0.1 * update
         m = 0.99 * m + 0.01 * g
     np.testing.assert_allclose(np.asarray(w), p, rtol=1e-6)
+
+
+def test_data_loader_prefetches_computed_batches_onto_the_device():
+    x, y = xl.arange(20, dtype=xl.float32).reshape(10, 2), xl.arange(10)
+    dataset = xl.utils.data.TensorDataset(x, y)
+    target = xl.devices()[-1]
+    batches = list(xl.utils.data.DataLoader(dataset, batch_size=4, device=target))
+    assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert all(b[0].device == target and not b[0].is_pending for b in batches)
+    same = [b[1].tolist() for b in xl.utils.data.DataLoader(dataset, batch_size=4, prefetch=0)]
+    assert same == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+
+
+def test_data_loader_raises_a_background_error_where_its_batch_is_reached():
+    class Broken(xl.utils.data.Dataset):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            if i == 4:
+                raise ValueError("example 4 is broken")
+            return xl.tensor([float(i)])
+
+    seen = []
+    with pytest.raises(ValueError, match="example 4 is broken"):
+        for batch in xl.utils.data.DataLoader(Broken(), batch_size=2):
+            seen.append(batch.tolist())
+    assert seen == [[[0.0], [1.0]], [[2.0], [3.0]]]
+    first = next(iter(xl.utils.data.DataLoader(Broken(), batch_size=2)))  # left early: its thread stops
+    assert first.tolist() == [[0.0], [1.0]]

@@ -53,6 +53,8 @@ Example DataLoader::make_batch(const std::vector<int64_t>& indices) const {
   } else {
     batch = dataset_->get_batch(indices);
   }
+  if (options_.device)
+    for (Tensor& t : batch) t = t.to(*options_.device);
   sync(batch);
   return batch;
 }

@@ -4,6 +4,9 @@ A DataLoader over a TensorDataset gathers each batch with one index_select per t
 indexed example by example and batched by collate_fn (default_collate stacks tensors, numbers and NumPy
 arrays). Shuffling uses the loader's own NumPy generator, seeded by `generator` (an int) and advanced each
 epoch, so runs repeat."""
+import queue
+import threading
+
 import numpy as np
 
 from .. import _creation, _xlite
@@ -96,27 +99,91 @@ def default_collate(examples):
 
 
 class DataLoader:
-    """Batches of a dataset: in order, or shuffled anew each epoch."""
+    """Batches of a dataset: in order, or shuffled anew each epoch. With prefetch > 0 (the default, 2), a
+    background thread makes the next batches while the loop works on this one, computed (not pending) and on
+    `device` when one is given; an error there is raised by the iteration that reaches its batch."""
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None, generator=None):
+    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None, generator=None,
+                 prefetch=2, device=None):
         if batch_size < 1:
             raise _xlite.Error(f"[DataLoader] batch_size must be >= 1, got {batch_size}")
+        if prefetch < 0:
+            raise _xlite.Error(f"[DataLoader] prefetch must be >= 0, got {prefetch}")
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
-        self.collate_fn = collate_fn
+        self.collate_fn, self.prefetch, self.device = collate_fn, prefetch, device
         self._rng = np.random.default_rng(generator)
 
     def __len__(self):
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
-    def __iter__(self):
-        n = len(self.dataset)
-        order = self._rng.permutation(n) if self.shuffle else np.arange(n)
-        for start in range(0, n, self.batch_size):
+    def _batches(self, order):
+        for start in range(0, len(order), self.batch_size):
             indices = order[start:start + self.batch_size].tolist()
             if self.drop_last and len(indices) < self.batch_size:
                 return
             if self.collate_fn is None and hasattr(self.dataset, "_batch"):
-                yield self.dataset._batch(indices)
+                batch = self.dataset._batch(indices)
             else:
-                yield (self.collate_fn or default_collate)([self.dataset[i] for i in indices])
+                batch = (self.collate_fn or default_collate)([self.dataset[i] for i in indices])
+            yield _moved(batch, self.device) if self.device is not None else batch
+
+    def __iter__(self):
+        n = len(self.dataset)
+        # The order is drawn here, on the caller's thread, when the epoch starts.
+        batches = self._batches(self._rng.permutation(n) if self.shuffle else np.arange(n))
+        if self.prefetch == 0:
+            yield from batches
+            return
+        made = queue.Queue(maxsize=self.prefetch)
+        stopping = threading.Event()
+
+        def put(item):
+            while not stopping.is_set():
+                try:
+                    made.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def work():
+            try:
+                for batch in batches:
+                    _xlite.sync(_tensors_in(batch))
+                    if not put(("batch", batch)):
+                        return
+                put(("end", None))
+            except BaseException as error:  # noqa: B036 - handed to the consumer, which raises it
+                put(("error", error))
+
+        worker = threading.Thread(target=work, name="xlite-DataLoader", daemon=True)
+        worker.start()
+        try:
+            while True:
+                kind, value = made.get()
+                if kind == "end":
+                    return
+                if kind == "error":
+                    raise value
+                yield value
+        finally:
+            stopping.set()
+            worker.join()
+
+
+def _moved(batch, device):
+    if isinstance(batch, _xlite.Tensor):
+        return batch.to(device=device)
+    if isinstance(batch, dict):
+        return {key: _moved(value, device) for key, value in batch.items()}
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_moved(value, device) for value in batch)
+    return batch
+
+
+def _tensors_in(batch):
+    if isinstance(batch, _xlite.Tensor):
+        return [batch]
+    values = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (tuple, list)) else ()
+    return [t for value in values for t in _tensors_in(value)]
