@@ -649,3 +649,11 @@ def test_rmsprop_state_dict_round_trip():
     assert other.lr == pytest.approx(0.01)
     for k, v in other.state_dict().items():
         np.testing.assert_array_equal(np.asarray(v), np.asarray(saved[k]))
+
+
+def test_cross_entropy_whose_targets_are_all_ignored_is_nan_as_in_torch():
+    x, t = pair((3, 4), "float32", -3, 3, seed=9)
+    target = np.full(3, -100, dtype=np.int64)
+    want = F.cross_entropy(t, torch.from_numpy(target))
+    got = xl.nn.cross_entropy(x, xl.tensor(target))
+    assert np.isnan(want.item()) and np.isnan(got.item())

@@ -85,11 +85,9 @@ Tensor class_loss(const char* op, const Tensor& log_probs_in, const Tensor& targ
   if (reduction == "none") return reshape(per_row, target_in.shape());
   if (reduction == "sum") return sum(per_row);
   if (reduction != "mean") reduce(op, per_row, reduction);  // raises for an unknown reduction
-  // The mean divides by the weights of the targets that count. An empty batch divides by 0 (a nan loss, like
-  // PyTorch); a batch whose targets are all ignored by 1 (a loss of 0 where PyTorch gives nan).
-  Tensor total = sum(p.weights);
-  if (p.valid.shape()[0] > 0) total = where(total > 0, total, 1.0);
-  return sum(per_row) / total;
+  // The mean divides by the weights of the targets that count: by 0 for an empty batch or one whose targets
+  // are all ignored, a nan loss as in PyTorch (the gradients stay 0: no target is reached).
+  return sum(per_row) / sum(p.weights);
 }
 
 }  // namespace
