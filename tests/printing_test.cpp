@@ -24,6 +24,9 @@ TEST(Printing, FloatsTakeOneFormatChosenFromTheValues) {
   EXPECT_EQ(printed(F({1e-5f, 1.0f, 2000.0f})), "tensor([1.0000e-05, 1.0000e+00, 2.0000e+03])");
   EXPECT_EQ(printed(F({NAN, INFINITY, -INFINITY, 1.5f})), "tensor([   nan,    inf,   -inf, 1.5000])");
   EXPECT_EQ(printed(-F({NAN})), "tensor([nan])");
+  // nan, inf and 0 do not widen a column (PyTorch measures the finite non-zero values only).
+  EXPECT_EQ(printed(F({1, NAN, -INFINITY})), "tensor([1., nan, -inf])");
+  EXPECT_EQ(printed(F({0, 1.5f, 100})), "tensor([  0.0000,   1.5000, 100.0000])");
   EXPECT_EQ(printed(xl::tensor(3.0f)), "tensor(3.)");
 }
 

@@ -5,6 +5,9 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
 #include "bindings.h"
 
 namespace xlite::python {
@@ -115,6 +118,28 @@ void bind_tools(nb::module_& m) {
   m.def(
       "empty_cache", [](nb::handle device) { empty_cache(to_device(device)); }, "device"_a = nb::none(),
       "Returns a device's cached free blocks to the system.");
+  // Printing: the C++ printer (PyTorch's format), which xlite.Tensor's repr wraps with Python's names.
+  m.def(
+      "_to_string",
+      [](const Tensor& t) {
+        nb::gil_scoped_release unlocked;  // it syncs
+        return xlite::to_string(t);
+      },
+      "tensor"_a);
+  m.def(
+      "set_printoptions",
+      [](std::optional<int> precision, std::optional<int64_t> threshold, std::optional<int64_t> edgeitems,
+         std::optional<int64_t> linewidth, std::optional<bool> sci_mode) {
+        PrintOptions o = get_printoptions();
+        if (precision) o.precision = *precision;
+        if (threshold) o.threshold = *threshold;
+        if (edgeitems) o.edgeitems = *edgeitems;
+        if (linewidth) o.linewidth = *linewidth;
+        o.sci_mode = sci_mode ? (*sci_mode ? 1 : 0) : -1;
+        set_printoptions(o);
+      },
+      "precision"_a = nb::none(), "threshold"_a = nb::none(), "edgeitems"_a = nb::none(), "linewidth"_a = nb::none(),
+      "sci_mode"_a = nb::none(), "How tensors print, as torch.set_printoptions (process-wide).");
   m.def("clear_caches", &clear_caches, "Empties every cache: compiled programs, kernels and cached memory.");
 
   nb::module_ debug = m.def_submodule("debug", "Looking inside: graphs, syncs and memory plans.");

@@ -3,6 +3,7 @@ import threading
 
 import numpy as np
 import pytest
+import torch
 
 import xlite as xl
 
@@ -47,8 +48,9 @@ def test_attributes():
 
 
 def test_repr_like_pytorch():
-    assert repr(xl.tensor([1.0, 2.5])) == "tensor([1. , 2.5])"
-    assert repr(xl.tensor([1, 2])) == "tensor([1, 2])"
+    for values in ([1.0, 2.5], [1, 2], [1.0, float("nan"), -float("inf")], [[1e-8, 1.0], [3.0, 2e9]], [0.5] * 2000,
+                   [[1, -200], [30, 4]], [True, False], []):
+        assert repr(xl.tensor(values)) == repr(torch.tensor(values)), values
     assert repr(xl.tensor([1.0], dtype=xl.float64)) == "tensor([1.], dtype=xlite.float64)"
     assert "requires_grad=True" in repr(xl.ones(1).requires_grad_())
     assert "..." in repr(xl.zeros(5000))

@@ -32,6 +32,7 @@ from ._xlite import (  # noqa: F401
     manual_seed, set_default_dtype, get_default_dtype, randint, randperm, bernoulli, multinomial, linspace, logspace,
     # tools
     save, load, get_memory_info, reset_peak_memory, empty_cache, clear_caches, debug, metrics, kernels,
+    set_printoptions,
 )
 from ._dtypes import (  # noqa: F401
     dtype, float32, float64, float16, bfloat16, int32, int64, uint8, bool, float, double, half, long, int,

@@ -90,10 +90,11 @@ _default_dtypes = (_dtypes.float32, _dtypes.int64, _dtypes.bool)
 
 
 def _repr(self):
-    values = np.asarray(self)
-    if self.dtype in (_dtypes.bfloat16, _dtypes.float16):
-        values = values.astype(np.float32)
-    body = np.array2string(values, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3, precision=4)
+    # The C++ printer's values (PyTorch's format and print options), with Python's names for dtype and device.
+    body = _xlite._to_string(self)[:-1]
+    for cpp_suffix in (", dtype=", ", device="):
+        if cpp_suffix in body:
+            body = body[:body.index(cpp_suffix)]
     extras = []
     if self.dtype not in _default_dtypes:
         extras.append(f"dtype={self.dtype!r}")
@@ -101,7 +102,7 @@ def _repr(self):
         extras.append(f"device='{self.device}'")
     if self.requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + extras) + ")"
+    return ", ".join([body] + extras) + ")"
 
 
 Tensor.__repr__ = _repr

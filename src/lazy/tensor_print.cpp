@@ -66,13 +66,17 @@ class Formatter {
       }
       whole_ = whole && !sci_;
     }
-    for (int64_t i : printed) width_ = std::max(width_, format(i).size());
+    // As PyTorch: a float column is as wide as its widest finite non-zero value; nan, inf and 0 do not widen it.
+    for (int64_t i : printed) {
+      if (is_floating(dtype) && (!std::isfinite(values.floats[i]) || values.floats[i] == 0)) continue;
+      width_ = std::max(width_, format(i).size());
+    }
   }
 
-  // Element i, right-aligned to the widest element printed.
+  // Element i, right-aligned to the column's width (a wider one, such as -inf, as it is).
   std::string padded(int64_t i) const {
     std::string s = format(i);
-    return std::string(width_ - s.size(), ' ') + s;
+    return s.size() >= width_ ? s : std::string(width_ - s.size(), ' ') + s;
   }
   size_t width() const { return width_; }
 
