@@ -79,6 +79,39 @@ TEST(Donation, InPlaceUpdatesReuseTheWeightBuffer) {
   EXPECT_NEAR(w.to_vector<float>()[123], 1.0f - 5 * 0.05f, 1e-6);
 }
 
+TEST(Donation, WritesThroughAViewReuseTheBasesBuffer) {
+  // Functionalised views keep the graph pure, so a write into part of a tensor still donates the whole one.
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "donation is a cpu-backend optimisation";
+  auto w = xl::ones({1 << 18});
+  xl::sync();
+  const void* before = storage(w);
+  for (int step = 0; step < 3; ++step) {
+    w.narrow(0, 0, 1000).mul_(2.0);
+    xl::sync();
+    EXPECT_EQ(storage(w), before) << "step " << step;
+  }
+  std::vector<float> v = w.to_vector<float>();
+  EXPECT_EQ(v[999], 8.0f);
+  EXPECT_EQ(v[1000], 1.0f);
+}
+
+TEST(Donation, ReadsOfOtherElementsThroughPadsAndSlicesAreNotWrittenInPlace) {
+  // Each output element reads the element before it (a shift), or the same multi-index in a differently
+  // shaped value of the same size (another row-major position): writing over the input would corrupt both.
+  auto w = xl::arange(0.0, 1024.0, 1.0);
+  xl::sync();
+  w.copy_(xl::pad(w.narrow(0, 0, 1023), {1, 0}));
+  std::vector<float> shifted = w.to_vector<float>();
+  EXPECT_EQ(shifted[0], 0.0f);
+  EXPECT_EQ(shifted[1], 0.0f);
+  EXPECT_EQ(shifted[512], 511.0f);
+  EXPECT_EQ(shifted[1023], 1022.0f);
+  auto m = xl::reshape(xl::arange(0.0, 16.0, 1.0), {4, 4});
+  xl::sync();
+  m.copy_(xl::reshape(xl::pad(m.narrow(0, 0, 2), {0, 4}), {4, 4}));
+  EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7, 0, 0, 0, 0}));
+}
+
 TEST(Donation, AnotherHolderKeepsTheOldValue) {
   auto w = xl::tensor(std::vector<float>{1, 2, 3});
   auto snapshot = w.to(xl::DType::f32);  // shares w's buffer

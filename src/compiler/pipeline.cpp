@@ -1,6 +1,7 @@
 #include "compiler/pipeline.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "passes/memory_plan.h"
@@ -70,6 +71,48 @@ std::vector<bool> overwritable_kernel_inputs(const ir::Graph& graph, const Regio
   return safe;
 }
 
+// Which element of a value a region's output element reads. `flat`: the one at the output's own row-major
+// position. `shift` (when the value has the output's rank): the one at the output's index plus shift.
+// Neither: somewhere else, or several.
+struct ReadAt {
+  bool reached = false;
+  bool flat = false;
+  std::optional<std::vector<int64_t>> shift;
+  bool operator==(const ReadAt&) const = default;
+};
+
+ReadAt shifted(const Shape& root, const Shape& value, std::vector<int64_t> shift) {
+  const bool zero = std::all_of(shift.begin(), shift.end(), [](int64_t s) { return s == 0; });
+  return {true, zero && value == root, std::move(shift)};
+}
+
+// The operand's reads, given the instruction's: elementwise ops read at the same place, a reshape at the
+// same row-major position, a pad moves back by its low padding and a unit-stride slice forward by its
+// start. So the write-back of a view (a pad of a slice of the base, selected into the base) reads each
+// base element only for the output element at its own place, and may write over it.
+ReadAt operand_read(const ir::Graph& body, const Shape& root, const ir::Instr& instr, const ReadAt& at,
+                    int32_t operand) {
+  const ReadAt elsewhere{true, false, std::nullopt};
+  if (elementwise(body, instr)) return at;
+  if (instr.op == ir::OpId::reshape) return at.flat ? ReadAt{true, true, std::nullopt} : elsewhere;
+  std::optional<std::vector<int64_t>> shift = at.shift;
+  if (!shift && at.flat && instr.shape == root) shift = std::vector<int64_t>(root.size(), 0);
+  if (!shift || shift->size() != instr.shape.size()) return elsewhere;
+  const Shape& shape = body.instrs[operand].shape;
+  if (instr.op == ir::OpId::pad) {
+    const ir::PadAttrs pad = ir::PadAttrs::of(instr.attrs);
+    for (size_t d = 0; d < shift->size(); ++d) (*shift)[d] -= pad.lo[d];
+    return shifted(root, shape, std::move(*shift));
+  }
+  if (instr.op == ir::OpId::slice) {
+    const ir::SliceAttrs slice = ir::SliceAttrs::of(instr.attrs);
+    if (std::any_of(slice.stride.begin(), slice.stride.end(), [](int64_t s) { return s != 1; })) return elsewhere;
+    for (size_t d = 0; d < shift->size(); ++d) (*shift)[d] += slice.start[d];
+    return shifted(root, shape, std::move(*shift));
+  }
+  return elsewhere;
+}
+
 // Per input: read only at the element the region writes, so the output may be written over it.
 std::vector<bool> overwritable_inputs(const ir::Graph& graph, const Region& region) {
   if (const kernels::Kernel* kernel = custom_kernel(graph, region))
@@ -77,19 +120,27 @@ std::vector<bool> overwritable_inputs(const ir::Graph& graph, const Region& regi
   const ir::Graph& body = region.body;
   std::vector<bool> safe(region.inputs.size(), region.kind == RegionKind::Loop);
   if (region.kind != RegionKind::Loop) return safe;
-  // Any input reached through an op that reads other elements must not be overwritten.
-  std::vector<bool> elementwise_path(body.instrs.size(), false);
-  elementwise_path[body.outputs[0]] = true;
+  // From the output back, where each value is read; a value two readers read at different places is read
+  // elsewhere. An input read anywhere but at the output's own element must not be overwritten.
+  std::vector<ReadAt> read(body.instrs.size());
+  const int32_t root = body.outputs[0];
+  const Shape& root_shape = body.instrs[root].shape;
+  read[root] = {true, true, std::vector<int64_t>(root_shape.size(), 0)};
   for (size_t i = body.instrs.size(); i-- > 0;) {
+    if (!read[i].reached) continue;
     const ir::Instr& instr = body.instrs[i];
-    bool through = elementwise_path[i] && elementwise(body, instr);
     for (int32_t o : instr.operands) {
-      if (!through && body.instrs[o].op == ir::OpId::parameter)
-        safe[ir::ParameterAttrs::of(body.instrs[o].attrs).index] = false;
-      if (through) elementwise_path[o] = true;
+      ReadAt r = operand_read(body, root_shape, instr, read[i], o);
+      if (read[o].reached && !(read[o] == r)) r = {true, false, std::nullopt};
+      read[o] = std::move(r);
     }
   }
-  // An input that is the root itself would be a copy; one read nowhere on a preserving path is fine.
+  for (size_t i = 0; i < body.instrs.size(); ++i) {
+    const ir::Instr& instr = body.instrs[i];
+    if (instr.op == ir::OpId::parameter && read[i].reached && !read[i].flat)
+      safe[ir::ParameterAttrs::of(instr.attrs).index] = false;
+  }
+  // An input that is the root itself would be a copy; one read nowhere is fine.
   return safe;
 }
 
