@@ -1,8 +1,10 @@
 #include "ops/views.h"
 
+#include <cstdint>
 #include <numeric>
 
 #include "ir/op_attrs.h"
+#include "ir/sizes.h"
 #include "lazy/sync.h"
 #include "ops/op_support.h"
 #include "tensor/grad_mode.h"
@@ -15,9 +17,13 @@ namespace xlite::ops {
 namespace {
 using ir::OpId;
 
+// Lazy tensors may have shapes no buffer could hold (ir/sizes.h refuses to run them, not to trace them):
+// their strides saturate instead of overflowing, and only decide what such a tensor's views would be.
+int64_t saturating_mul(int64_t a, int64_t b) { return ir::checked_mul(a, b).value_or(INT64_MAX); }
+
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<int64_t>(shape[d], 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = saturating_mul(strides[d], std::max<int64_t>(shape[d], 1));
   return strides;
 }
 
@@ -56,7 +62,7 @@ Tensor detached(const Tensor& x) {
 // x's elements spread `step` apart along dim, zeros between: what x[start::step] = v writes, before the
 // padding that moves it to start.
 Tensor spread(const Tensor& x, int64_t dim, int64_t step) {
-  if (step == 1 || x.shape()[dim] == 0) return x;
+  if (step == 1 || x.shape()[dim] <= 1) return x;  // one element needs no room after it
   Shape wide = x.shape(), flat = x.shape();
   wide.insert(wide.begin() + dim + 1, 1);
   Tensor r = reshaped(x, wide);
@@ -114,7 +120,7 @@ ViewsInside::~ViewsInside() { views_inside = before_; }
 
 ViewLayout layout_of(const Tensor& x) {
   if (const ViewLink* link = impl_of(x).view()) return link->chain->layout;
-  return {x.shape(), contiguous_strides(x.shape()), 0};
+  return {x.shape(), contiguous_strides(x.shape())};
 }
 
 bool is_contiguous(const ViewLayout& layout) {
@@ -123,7 +129,7 @@ bool is_contiguous(const ViewLayout& layout) {
     if (layout.sizes[d] == 0) return true;
     if (layout.sizes[d] == 1) continue;
     if (layout.strides[d] != expected) return false;
-    expected *= layout.sizes[d];
+    expected = saturating_mul(expected, layout.sizes[d]);
   }
   return true;
 }
@@ -138,12 +144,13 @@ std::optional<std::vector<int64_t>> view_strides(const ViewLayout& from, const S
   int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
   int64_t chunk_stride = from.strides.back(), chunk_numel = 1, view_numel = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    chunk_numel *= sizes[d];
-    const bool chunk_ends = d == 0 || (sizes[d - 1] != 1 && from.strides[d - 1] != chunk_numel * chunk_stride);
+    chunk_numel = saturating_mul(chunk_numel, sizes[d]);
+    const bool chunk_ends =
+        d == 0 || (sizes[d - 1] != 1 && from.strides[d - 1] != saturating_mul(chunk_numel, chunk_stride));
     if (!chunk_ends) continue;
     while (view_d >= 0 && (view_numel < chunk_numel || shape[view_d] == 1)) {
-      strides[view_d] = view_numel * chunk_stride;
-      view_numel *= shape[view_d];
+      strides[view_d] = saturating_mul(view_numel, chunk_stride);
+      view_numel = saturating_mul(view_numel, shape[view_d]);
       --view_d;
     }
     if (view_numel != chunk_numel) return std::nullopt;
@@ -158,7 +165,7 @@ std::optional<std::vector<int64_t>> view_strides(const ViewLayout& from, const S
 }
 
 Tensor reshape_view(const Tensor& x, const Shape& shape, std::vector<int64_t> strides) {
-  ViewLayout layout{shape, std::move(strides), layout_of(x).offset};
+  ViewLayout layout{shape, std::move(strides)};
   ViewStep step{[shape](const Tensor& s) { return reshaped(s, shape); },
                 [](const Tensor& s, const Tensor& v) { return reshaped(v, s.shape()); }};
   return as_view(x, reshaped(x, shape), std::move(step), std::move(layout), false);
@@ -166,9 +173,8 @@ Tensor reshape_view(const Tensor& x, const Shape& shape, std::vector<int64_t> st
 
 Tensor slice_view(const Tensor& x, int64_t dim, int64_t start, int64_t stop, int64_t step) {
   ViewLayout layout = layout_of(x);
-  layout.offset += start * layout.strides[dim];
-  layout.sizes[dim] = stop <= start ? 0 : (stop - start + step - 1) / step;
-  layout.strides[dim] *= step;
+  layout.sizes[dim] = stop <= start ? 0 : (stop - start - 1) / step + 1;
+  if (layout.sizes[dim] > 1) layout.strides[dim] = saturating_mul(layout.strides[dim], step);
   ViewStep view_step{[=](const Tensor& s) { return sliced(s, dim, start, stop, step); },
                      [=](const Tensor& s, const Tensor& v) { return slice_written(s, v, dim, start, step); }};
   return as_view(x, sliced(x, dim, start, stop, step), std::move(view_step), std::move(layout), false);
@@ -176,7 +182,7 @@ Tensor slice_view(const Tensor& x, int64_t dim, int64_t start, int64_t stop, int
 
 Tensor permute_view(const Tensor& x, const std::vector<int64_t>& perm) {
   const ViewLayout from = layout_of(x);
-  ViewLayout layout{{}, {}, from.offset};
+  ViewLayout layout;
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
     layout.sizes.push_back(from.sizes[perm[i]]);
@@ -191,7 +197,7 @@ Tensor permute_view(const Tensor& x, const std::vector<int64_t>& perm) {
 Tensor expand_view(const Tensor& x, const Shape& shape) {
   const ViewLayout from = layout_of(x);
   const size_t lead = shape.size() - from.sizes.size();
-  ViewLayout layout{shape, std::vector<int64_t>(shape.size(), 0), from.offset};
+  ViewLayout layout{shape, std::vector<int64_t>(shape.size(), 0)};
   for (size_t d = lead; d < shape.size(); ++d)
     layout.strides[d] = from.sizes[d - lead] == shape[d] ? from.strides[d - lead] : 0;
   ViewStep step{[shape](const Tensor& s) { return broadcast_to_shape(fresh_handle(s), shape); }, not_writable};

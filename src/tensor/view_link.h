@@ -15,14 +15,13 @@ namespace xlite {
 
 class TensorImpl;
 
-// Where a view's elements sit in its base's storage, as PyTorch would lay them out: the base is contiguous,
-// and each view op moves the offset and changes the sizes and strides. It decides what PyTorch decides with
+// How a view's elements sit in its base's storage, as PyTorch would lay them out: the base is contiguous,
+// and each view op changes the sizes and strides. It decides what PyTorch decides with
 // it: whether view() can reinterpret the shape, whether reshape() copies, whether contiguous() copies, and
 // that a view with overlapping elements (expand) cannot be written.
 struct ViewLayout {
   Shape sizes;
   std::vector<int64_t> strides;
-  int64_t offset = 0;
 };
 
 // One view op: its value from its source's, and its source's value with the view's elements replaced.
