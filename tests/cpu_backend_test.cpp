@@ -72,6 +72,9 @@ std::vector<float> test_inputs() {
     xs.push_back(f);
   }
   for (int i = -20000; i <= 20000; ++i) xs.push_back(static_cast<float>(i) / 1000.0f);
+  // Every float where exp overflows or leaves the subnormals, and where erf reaches its clamp.
+  for (float edge : {88.7228f, -103.97f, 3.92f, -3.92f})
+    for (float v = edge - 0.005f; v <= edge + 0.005f; v = std::nextafter(v, INFINITY)) xs.push_back(v);
   return xs;
 }
 
@@ -112,6 +115,15 @@ TEST(CpuMath, TanIsAccurateOverTheWholeRange) {
 }
 TEST(CpuMath, ErfIsAccurateOverTheWholeRange) {
   expect_accurate("erf", [](double x) { return std::erf(x); });
+}
+TEST(CpuMath, ErfIsExactlyOneWhereItRoundsToOne) {
+  std::vector<float> xs = {3.92f, 4.0f, 10.0f, 1e30f, INFINITY};
+  std::vector<float> got = run_unary("erf", xs);
+  std::vector<float> negated = run_unary("erf", {-3.92f, -4.0f, -10.0f, -1e30f, -INFINITY});
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_EQ(got[i], 1.0f) << "erf(" << xs[i] << ")";
+    EXPECT_EQ(negated[i], -1.0f) << "erf(-" << xs[i] << ")";
+  }
 }
 TEST(CpuMath, SigmoidIsAccurateOverTheWholeRange) {
   expect_accurate("sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
