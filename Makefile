@@ -105,6 +105,7 @@ bench:
 	bash bench/run.sh
 	bash bench/attention.sh
 	bash bench/python.sh
+	bash bench/peers.sh
 	$(MAKE) bench-cache
 
 # The persistent compilation cache: chargpt's first training step, cold against warm (BENCHMARKS.md).

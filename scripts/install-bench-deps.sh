@@ -7,11 +7,21 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh" libtorch-dev libopenblas0-openmp
 
-# PyTorch 2.x, the peer of the attention kernels (bench/attention_peer.py: SDPA, its own CPU flash
-# attention), in a venv of its own: .venv keeps Debian's torch 1.13, which the interop tests are built on.
-# The wheel brings its CUDA libraries as dependencies (about 5 GB); nothing here uses them.
+# The Python peers, in a venv of their own (.venv keeps Debian's torch 1.13, which the interop tests are built
+# on): PyTorch 2.x (bench/attention_peer.py: SDPA, its own CPU flash attention; bench/peers.py: eager and
+# inductor), JAX (bench/peers.py) and matplotlib for the chart of bench/peers_table.py. The torch wheel brings
+# its CUDA libraries as dependencies (about 5 GB); nothing here uses them.
 bench_venv="$root/.venv-bench"
-if ! "$bench_venv/bin/python" -c "import numpy, torch; assert torch.__version__.split('+')[0] == '2.15.0'" 2>/dev/null; then
+pins="torch==2.15.0 numpy==2.4.6 jax==0.10.2 jaxlib==0.10.2 matplotlib==3.11.2"
+if ! "$bench_venv/bin/python" - "$pins" 2>/dev/null <<'PY'
+import sys
+from importlib.metadata import version
+for pin in sys.argv[1].split():
+    name, wanted = pin.split("==")
+    assert version(name).split("+")[0] == wanted, pin
+PY
+then
   python3 -m venv "$bench_venv"
-  "$bench_venv/bin/pip" install --quiet torch==2.15.0 numpy==2.4.6
+  # shellcheck disable=SC2086
+  "$bench_venv/bin/pip" install --quiet $pins
 fi

@@ -1,0 +1,218 @@
+"""The peers' side of bench/peers.sh: the workloads of bench/peer_workloads.cpp, on the same inputs, in
+PyTorch 2.x eager, torch.compile (inductor, default and max-autotune modes) and JAX jit.
+
+    .venv-bench/bin/python bench/peers.py FRAMEWORK [runs] [what]
+
+FRAMEWORK is torch_eager, inductor, inductor_max_autotune or jax; what is all, chains, rows or alone (as in
+peer_workloads). Prints `<workload>.<size>.<framework>_ms`, `.<framework>_memcpy_ms` (NumPy copying as many
+bytes in this process, so each process's bandwidth is known) and `.<framework>_check`, the weighted sum of
+sampled outputs that peer_workloads.cpp prints. Each time is the median of `runs` timed calls after three
+warm-up calls (which also compile).
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def input_values(n):
+    """The floats peer_workloads.cpp makes: a hash of the index mapped to [-3, 3), rounded once to f32."""
+    h = (np.arange(n, dtype=np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
+    return (h.astype(np.float64) / 4294967296.0 * 6.0 - 3.0).astype(np.float32)
+
+
+def targets_for(rows, classes):
+    return (np.arange(rows, dtype=np.int64) * 7919) % classes
+
+
+def checksum(out):
+    flat = np.asarray(out, dtype=np.float32).reshape(-1)
+    k = np.arange(0, flat.size, 997)
+    return float(np.sum(flat[k].astype(np.float64) * ((k % 13).astype(np.float64) - 6.0)))
+
+
+def environment():
+    names = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES", "XLA_FLAGS")
+    return " ".join(f"{n}={os.environ.get(n, '(unset)')}" for n in names)
+
+
+def median_time(fn, runs):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+class Torch:
+    def __init__(self, mode):
+        import torch
+        import torch.nn.functional as F
+
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+        self.torch, self.F = torch, F
+        self.mode = mode
+        print(f"# settings: torch {torch.__version__}, threads {torch.get_num_threads()}, mode {mode}, {environment()}")
+
+    def wrap(self, fn):
+        if self.mode == "eager":
+            return fn
+        compile_mode = "max-autotune" if self.mode == "max_autotune" else "default"
+        return self.torch.compile(fn, mode=compile_mode, dynamic=False)
+
+    def array(self, values, shape):
+        return self.torch.from_numpy(values.reshape(shape))
+
+    def targets(self, values):
+        return self.torch.from_numpy(values)
+
+    def run(self, fn, *args):
+        return fn(*args)
+
+    def host(self, out):
+        return out.numpy()
+
+    def chain_tanh_sigmoid_gelu(self, x):
+        t, F = self.torch, self.F
+        y = t.tanh(x * 0.5 + 0.1)
+        y = t.sigmoid(y * 1.7 - 0.2)
+        y = F.gelu(y * 3.0 - 1.0)
+        y = y + 0.05
+        return y * y * 0.9
+
+    def chain_exp_log_tanh(self, x):
+        t = self.torch
+        y = t.log(t.exp(x * 0.5) + 1.0)
+        y = t.tanh(y * 2.0 - 0.3)
+        return t.abs(y * 0.8 + 0.1) * 1.25
+
+    def alone(self, name):
+        t, F = self.torch, self.F
+        return {"tanh": t.tanh, "sigmoid": t.sigmoid, "gelu": F.gelu, "exp": t.exp,
+                "log": lambda x: t.log(t.abs(x))}[name]
+
+    def softmax(self, x):
+        return self.torch.softmax(x, -1)
+
+    def layernorm(self, x, w, b):
+        return self.F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+    def rmsnorm(self, x, w):
+        return self.F.rms_norm(x, (x.shape[-1],), w, 1e-6)
+
+    def cross_entropy(self, x, target):
+        return self.F.cross_entropy(x, target)
+
+
+class Jax:
+    def __init__(self):
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_platforms", "cpu")
+        self.jax, self.jnp = jax, jnp
+        print(f"# settings: jax {jax.__version__}, devices {jax.devices()}, {environment()}")
+
+    def wrap(self, fn):
+        return self.jax.jit(fn)
+
+    def array(self, values, shape):
+        return self.jax.device_put(values.reshape(shape))
+
+    def targets(self, values):
+        return self.jax.device_put(values.astype(np.int32))
+
+    def run(self, fn, *args):
+        return fn(*args).block_until_ready()
+
+    def host(self, out):
+        return np.asarray(out)
+
+    def chain_tanh_sigmoid_gelu(self, x):
+        jnp, nn = self.jnp, self.jax.nn
+        y = jnp.tanh(x * 0.5 + 0.1)
+        y = nn.sigmoid(y * 1.7 - 0.2)
+        y = nn.gelu(y * 3.0 - 1.0, approximate=False)
+        y = y + 0.05
+        return y * y * 0.9
+
+    def chain_exp_log_tanh(self, x):
+        jnp = self.jnp
+        y = jnp.log(jnp.exp(x * 0.5) + 1.0)
+        y = jnp.tanh(y * 2.0 - 0.3)
+        return jnp.abs(y * 0.8 + 0.1) * 1.25
+
+    def alone(self, name):
+        jnp, nn = self.jnp, self.jax.nn
+        return {"tanh": jnp.tanh, "sigmoid": nn.sigmoid, "gelu": lambda x: nn.gelu(x, approximate=False),
+                "exp": jnp.exp, "log": lambda x: jnp.log(jnp.abs(x))}[name]
+
+    def softmax(self, x):
+        return self.jax.nn.softmax(x, axis=-1)
+
+    def layernorm(self, x, w, b):
+        jnp = self.jnp
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        c = x - mean
+        var = jnp.mean(c * c, axis=-1, keepdims=True)
+        return c * self.jax.lax.rsqrt(var + 1e-5) * w + b
+
+    def rmsnorm(self, x, w):
+        jnp = self.jnp
+        return x * self.jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w
+
+    def cross_entropy(self, x, target):
+        jnp = self.jnp
+        logp = self.jax.nn.log_softmax(x, axis=-1)
+        return -jnp.mean(jnp.take_along_axis(logp, target[:, None], axis=-1))
+
+
+def run_case(fw, tag, name, fn, args, copy_bytes, runs):
+    src = np.ones(copy_bytes // 4, dtype=np.float32)
+    dst = np.empty_like(src)
+    compiled = fw.wrap(fn)
+    t = median_time(lambda: fw.run(compiled, *args), runs)
+    t_copy = median_time(lambda: np.copyto(dst, src), runs)
+    print(f"{name}.{tag}_ms {t * 1e3:.6g} ms")
+    print(f"{name}.{tag}_memcpy_ms {t_copy * 1e3:.6g} ms")
+    print(f"{name}.{tag}_check {checksum(fw.host(fw.run(compiled, *args))):.9g} check", flush=True)
+
+
+def main():
+    tag = sys.argv[1]
+    runs = max(5, int(sys.argv[2])) if len(sys.argv) > 2 else 9
+    what = sys.argv[3] if len(sys.argv) > 3 else "all"
+    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune"}
+    fw = Jax() if tag == "jax" else Torch(modes[tag])
+    if what in ("all", "chains"):
+        for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26):
+            x = fw.array(input_values(n), (n,))
+            for chain in ("chain_tanh_sigmoid_gelu", "chain_exp_log_tanh"):
+                run_case(fw, tag, f"{chain}.{n >> 20}M", getattr(fw, chain), (x,), n * 4, runs)
+    if what in ("all", "alone"):
+        n = 1 << 24
+        x = fw.array(input_values(n), (n,))
+        for name in ("tanh", "sigmoid", "gelu", "exp", "log"):
+            run_case(fw, tag, f"alone.{name}", fw.alone(name), (x,), n * 4, runs)
+    if what in ("all", "rows"):
+        cols = 1024
+        for rows in (1 << 10, 1 << 12, 1 << 14, 1 << 16):
+            x = fw.array(input_values(rows * cols), (rows, cols))
+            w = fw.array(np.ones(cols, dtype=np.float32), (cols,))
+            b = fw.array(np.zeros(cols, dtype=np.float32), (cols,))
+            target = fw.targets(targets_for(rows, cols))
+            size = f"{(rows * cols) >> 20}M"
+            nbytes = rows * cols * 4
+            run_case(fw, tag, f"softmax.{size}", fw.softmax, (x,), nbytes, runs)
+            run_case(fw, tag, f"layernorm.{size}", fw.layernorm, (x, w, b), nbytes, runs)
+            run_case(fw, tag, f"rmsnorm.{size}", fw.rmsnorm, (x, w), nbytes, runs)
+            run_case(fw, tag, f"cross_entropy.{size}", fw.cross_entropy, (x, target), nbytes // 2, runs)
+
+
+if __name__ == "__main__":
+    main()

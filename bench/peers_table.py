@@ -1,0 +1,125 @@
+"""The table and chart of bench/peers.sh, from the `name value unit` files it wrote.
+
+    python bench/peers_table.py RESULTS_DIR CHART_PNG "PEER PEER ..."
+
+For each workload and size: xlite's median time, its bandwidth against a memcpy of the same traffic (median of
+the per-repeat ratios, same process), and for each peer its median time and the ratio peer / xlite (median of
+the per-repeat ratios; "fastest" divides the peer's fastest repeat by xlite's median, the rule of
+BENCHMARKS.md). The check column is the largest relative difference between a peer's weighted output sum and
+xlite's. The chart shows the ratios at every size, one panel per workload.
+"""
+
+import glob
+import os
+import re
+import statistics
+import sys
+from collections import defaultdict
+
+
+def read_runs(directory, program):
+    """Per repeat, the {name: value} of one program's files, in repeat order."""
+    files = glob.glob(os.path.join(directory, f"{program}_*.txt"))
+    files.sort(key=lambda f: int(re.search(r"_(\d+)\.txt$", f).group(1)))
+    runs = []
+    for path in files:
+        values = {}
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and not line.startswith("#"):
+                    values[parts[0]] = float(parts[1])
+        runs.append(values)
+    return runs
+
+
+def cases(xlite_runs):
+    seen = []
+    for run in xlite_runs:
+        for name in run:
+            if name.endswith(".xlite_ms"):
+                case = name[: -len(".xlite_ms")]
+                if case not in seen:
+                    seen.append(case)
+    return seen
+
+
+def per_repeat_ratios(num_runs, num_key, den_runs, den_key):
+    ratios = []
+    for a, b in zip(num_runs, den_runs):
+        if num_key in a and den_key in b and b[den_key] > 0:
+            ratios.append(a[num_key] / b[den_key])
+    return ratios
+
+
+def values_of(runs, key):
+    return [r[key] for r in runs if key in r]
+
+
+def main():
+    directory, chart, peers = sys.argv[1], sys.argv[2], sys.argv[3].split()
+    xlite = read_runs(directory, "xlite")
+    peer_runs = {p: read_runs(directory, p) for p in peers}
+    header = ["case", "xlite ms", "x memcpy"]
+    for p in peers:
+        header += [f"{p} ms", f"{p} / xlite", "(fastest)"]
+    header.append("check")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    plot = defaultdict(lambda: defaultdict(list))  # workload -> peer -> [(size, ratio)]
+    for case in cases(xlite):
+        workload, size = case.rsplit(".", 1)
+        t = values_of(xlite, f"{case}.xlite_ms")
+        bw = per_repeat_ratios(xlite, f"{case}.memcpy_ms", xlite, f"{case}.xlite_ms")
+        row = [case, f"{statistics.median(t):.3f}", f"{statistics.median(bw):.2f}"]
+        plot[workload]["memcpy"].append((size, statistics.median(bw)))
+        check = values_of(xlite, f"{case}.check")
+        worst = 0.0
+        for p in peers:
+            pt = values_of(peer_runs[p], f"{case}.{p}_ms")
+            if not pt:
+                row += ["-", "-", "-"]
+                continue
+            ratio = statistics.median(per_repeat_ratios(peer_runs[p], f"{case}.{p}_ms", xlite, f"{case}.xlite_ms"))
+            row += [f"{statistics.median(pt):.3f}", f"{ratio:.2f}", f"{min(pt) / statistics.median(t):.2f}"]
+            plot[workload][p].append((size, ratio))
+            pc = values_of(peer_runs[p], f"{case}.{p}_check")
+            if check and pc:
+                worst = max(worst, abs(pc[0] - check[0]) / max(abs(check[0]), 1e-30))
+        row.append(f"{worst:.1e}")
+        print("| " + " | ".join(row) + " |")
+    draw(plot, chart)
+
+
+def draw(plot, chart):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = list(plot)
+    cols = min(4, len(workloads))
+    rows = (len(workloads) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.2 * rows), squeeze=False)
+    axes = axes.flatten()
+    for ax, workload in zip(axes, workloads):
+        for series, points in plot[workload].items():
+            label = "xlite / memcpy bandwidth" if series == "memcpy" else f"{series} time / xlite time"
+            style = "k--" if series == "memcpy" else "o-"
+            ax.plot([s for s, _ in points], [r for _, r in points], style, label=label)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_title(workload, fontsize=9)
+        ax.set_xlabel("function (16M f32)" if workload == "alone" else "f32 elements")
+    for ax in axes[len(workloads):]:
+        ax.axis("off")
+    axes[0].set_ylabel("ratio (> 1: xlite ahead)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(chart) or ".", exist_ok=True)
+    fig.savefig(chart, dpi=90)
+    print(f"\nchart: {chart}")
+
+
+if __name__ == "__main__":
+    main()
