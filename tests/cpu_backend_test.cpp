@@ -78,6 +78,20 @@ std::vector<float> test_inputs() {
   return xs;
 }
 
+// Runs each case's pending graph, with its arguments, on the cpu and the reference backends, and expects
+// every element within abs + rel * |reference|.
+void expect_cpu_matches_reference(const std::vector<xl::Tensor>& cases, float abs, float rel) {
+  for (size_t c = 0; c < cases.size(); ++c) {
+    auto built = xl::lazy::build_graph({cases[c].impl()->node()});
+    auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
+    auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
+    const float* got = cpu[0]->as<float>();
+    const float* want = ref[0]->as<float>();
+    for (int64_t i = 0; i < xl::numel(cases[c].shape()); ++i)
+      ASSERT_NEAR(got[i], want[i], abs + rel * std::fabs(want[i])) << "case " << c << " element " << i;
+  }
+}
+
 void expect_accurate(const std::string& op, double (*reference)(double)) {
   std::vector<float> xs = test_inputs();
   std::vector<float> got = run_unary(op, xs);
@@ -214,6 +228,25 @@ TEST(CpuBackend, MatchesReferenceOnSoftmaxLayernormAndMatmul) {
   const float* got = cpu[0]->as<float>();
   const float* want = ref[0]->as<float>();
   for (int64_t i = 0; i < 33 * 19; ++i) EXPECT_NEAR(got[i], want[i], 1e-5f + 1e-4f * std::fabs(want[i])) << i;
+}
+
+// A row sum of exp, silu and the like keeps its elements on the stack for the output's loop
+// (emit_elementwise_loop): rows short enough to keep and longer ones, rows split between threads, and an
+// output that reads the element somewhere else than where it writes (which must compute it again).
+TEST(CpuBackend, RowSumsOfExpensiveElementsMatchTheReference) {
+  xl::manual_seed(12);
+  auto x = xl::randn({333, 1000});
+  auto wide = xl::randn({3, 5000});
+  auto square = xl::randn({64, 64});
+  xl::sync();
+  auto normalised_silu = [](const xl::Tensor& t) {
+    auto s = xl::silu(t);
+    return s / s.sum({-1}, true);
+  };
+  auto e = xl::exp(square);
+  expect_cpu_matches_reference(
+      {xl::softmax(x, -1), xl::softmax(wide, -1), normalised_silu(x), e.transpose(0, 1) / e.sum({-1}, true)}, 1e-6f,
+      1e-5f);
 }
 
 // A large product that both sgemm and the primitive can run times each a few times (4 runs each, the
@@ -534,16 +567,7 @@ TEST(CpuBackend, GemmOperandViewsAreReadInPlace) {
   auto rows_of_wider = xl::matmul(xl::slice(x, 1, 2, 6), xl::randn({4, 3}));                 // sgemm with lda 8
   auto batched_slice = xl::matmul(xl::slice(y, 2, 1, 5), xl::randn({2, 4, 3}));              // batch stride 40
   auto transposed_b = xl::matmul(xl::randn({3, 8}), xl::slice(x, 0, 1, 4).transpose(0, 1));  // b read by columns
-  std::vector<xl::Tensor> cases = {scores, out, odd, merged, rows_of_wider, batched_slice, transposed_b};
-  for (size_t c = 0; c < cases.size(); ++c) {
-    auto built = xl::lazy::build_graph({cases[c].impl()->node()});
-    auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
-    auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
-    const float* got = cpu[0]->as<float>();
-    const float* want = ref[0]->as<float>();
-    for (int64_t i = 0; i < xl::numel(cases[c].shape()); ++i)
-      ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "case " << c << " element " << i;
-  }
+  expect_cpu_matches_reference({scores, out, odd, merged, rows_of_wider, batched_slice, transposed_b}, 1e-4f, 1e-4f);
   auto graph = xl::compiler::optimize(xl::lazy::build_graph({scores.impl()->node()}).graph);
   auto plan = xl::compiler::plan_fusion(graph);
   const std::string text = xl::compiler::describe(plan);

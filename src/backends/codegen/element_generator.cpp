@@ -123,7 +123,8 @@ Index* ElementGenerator::with_multi(Shape shape, std::vector<llvm::Value*> m) {
 llvm::Value* ElementGenerator::gen(int32_t id, Index* idx) {
   auto key = std::make_pair(id, idx);
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  llvm::Value* v = gen_uncached(id, idx);
+  llvm::Value* v = reused_value(id, idx);
+  if (!v) v = gen_uncached(id, idx);
   memo_[key] = v;
   return v;
 }

@@ -46,6 +46,8 @@ class ElementGenerator {
                             int32_t instr) = 0;
   // The value of reduction `instr` when the target computes it per row inside the loop, else nullptr.
   virtual llvm::Value* fused_reduction_value(int32_t instr) = 0;
+  // The value of `instr` at `idx` when the target kept it from an earlier loop, else nullptr.
+  virtual llvm::Value* reused_value(int32_t /*instr*/, Index* /*idx*/) { return nullptr; }
 
   // ---- types -------------------------------------------------------------------------------------
   llvm::Type* value_type(DType d);

@@ -169,11 +169,16 @@ class Emitter final : public codegen::ElementGenerator {
     // Row reductions fused into this loop (fusion checked that only this row reaches them): each is
     // computed once per row, before the row's elements, in dependency order.
     row_values_.clear();
+    kept_rows_.clear();
     for (size_t k = 0; k < g_.instrs.size(); ++k) {
       const Instr& r = g_.instrs[k];
       if (static_cast<int32_t>(k) == g_.outputs[0] || ir::op_info(r.op).cls != OpClass::Reduce) continue;
       const Shape& in_shape = g_.instrs[r.operands[0]].shape;
       const int64_t length = in_shape.back();
+      if (worth_keeping(r, shape)) {
+        keeping_ = stack_row(length);
+        kept_rows_.push_back({r.operands[0], keeping_});
+      }
       row_values_[static_cast<int32_t>(k)] = emit_reduction(r, length, true, [&](llvm::Value* j) {
         std::vector<llvm::Value*> m = lead;
         m.push_back(j);
@@ -181,16 +186,47 @@ class Emitter final : public codegen::ElementGenerator {
         in->linear = b_.CreateAdd(b_.CreateMul(rows.iv, i64c(length)), j);
         return in;
       });
+      keeping_ = nullptr;
     }
     Loop cols = open_loop(from, to, "col");
     Index* idx = make_index(shape);
     idx->multi = lead;
     idx->multi.push_back(cols.iv);
     idx->linear = b_.CreateAdd(row_start, cols.iv);
+    output_element_ = idx;
     store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
+    output_element_ = nullptr;
     close_loop(cols);
     memo_.clear();
     close_loop(rows);
+  }
+
+  // A row sum of an element that costs a transcendental (softmax's exp(x - max)) which the output reads
+  // again at the same place: the sum's loop keeps each value in a row on the stack, and the output's loop
+  // reads it back instead of computing it a second time. Rows up to 16 KiB, so it stays in L1.
+  static constexpr int64_t kKeptRowElements = 4096;
+  bool worth_keeping(const Instr& reduction, const Shape& output_shape) const {
+    if (reduction.op != OpId::reduce_sum) return false;
+    const Instr& element = g_.instrs[reduction.operands[0]];
+    if (element.dtype != DType::f32 || element.shape != output_shape || output_shape.back() > kKeptRowElements)
+      return false;
+    return ir::op_info(element.op).has(ir::kExpensive);
+  }
+
+  llvm::AllocaInst* stack_row(int64_t length) {
+    llvm::BasicBlock& entry = body_fn_->getEntryBlock();
+    llvm::IRBuilder<> at_entry(&entry, entry.begin());
+    llvm::AllocaInst* row = at_entry.CreateAlloca(b_.getFloatTy(), i64c(length), "kept_row");
+    row->setAlignment(llvm::Align(64));
+    return row;
+  }
+
+  llvm::Value* reused_value(int32_t instr, Index* idx) override {
+    if (idx != output_element_) return nullptr;
+    for (const KeptRow& kept : kept_rows_)
+      if (kept.instr == instr)
+        return b_.CreateLoad(b_.getFloatTy(), b_.CreateGEP(b_.getFloatTy(), kept.row, idx->multi.back()));
+    return nullptr;
   }
 
   void emit_flat_loop(const Instr& root) {
@@ -420,6 +456,7 @@ class Emitter final : public codegen::ElementGenerator {
     acc->addIncoming(llvm::ConstantFP::get(acc_type, 0.0), before);
     auto saved_memo = memo_;
     llvm::Value* v = gen(input, input_index(loop.iv));
+    if (keeping_) b_.CreateStore(v, b_.CreateGEP(b_.getFloatTy(), keeping_, loop.iv));
     llvm::Value* next;
     {
       // Reassociation lets the loop vectoriser split the accumulator across lanes.
@@ -567,6 +604,13 @@ class Emitter final : public codegen::ElementGenerator {
   llvm::Value* end_ = nullptr;
   llvm::Value* status_ = nullptr;
   std::unordered_map<int32_t, llvm::Value*> row_values_;  // row reductions of the current row
+  struct KeptRow {
+    int32_t instr;
+    llvm::AllocaInst* row;
+  };
+  std::vector<KeptRow> kept_rows_;       // elements of the current row that a row sum kept (worth_keeping)
+  llvm::AllocaInst* keeping_ = nullptr;  // while a row sum is emitted: where it keeps its elements
+  Index* output_element_ = nullptr;      // while the output's loop is emitted: the element it computes
 };
 
 }  // namespace
