@@ -94,8 +94,8 @@ xl::Tensor targets_for(int64_t rows, int64_t classes) {
 // `copy_bytes`, and prints the three lines of one case.
 void run_case(const std::string& name, const std::function<xl::Tensor()>& fn, size_t copy_bytes) {
   xl::debug::MemoryStats stats = xl::debug::memory_stats({fn()});
-  note(name + ": " + std::to_string(stats.kernels) + " kernels, temp " + std::to_string(stats.temp_bytes) +
-       " bytes\n" + stats.fusion);
+  note(name + ": " + std::to_string(stats.kernels) + " kernels, temp " + std::to_string(stats.temp_bytes) + " bytes\n" +
+       stats.fusion);
   Memcpy copy(copy_bytes);
   auto timed = [&] {
     xl::Tensor y = fn();
