@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <xlite/xlite.h>
 
@@ -32,6 +33,18 @@ TEST(Allocator, ReusesFreedBlocksAndTracksPeak) {
   EXPECT_GE(alloc.info().peak_bytes_used, (1 << 20) + 1000);
   alloc.empty_cache();
   EXPECT_EQ(alloc.info().bytes_cached, 0);
+}
+
+// Buffers of 8 MiB and more start on a 2 MiB boundary, so that the huge pages they ask for can back them
+// from their first byte; smaller ones keep the 64-byte alignment.
+TEST(Allocator, LargeBuffersStartOnAHugePageBoundary) {
+  xl::runtime::CachingAllocator alloc(xl::device());
+  auto large = alloc.allocate(size_t{24} << 20);
+  auto small = alloc.allocate(size_t{3} << 20);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large->data()) % (size_t{2} << 20), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small->data()) % 64, 0u);
+  std::memset(large->data(), 1, size_t{24} << 20);  // the whole capacity is usable
+  EXPECT_EQ(static_cast<unsigned char*>(large->data())[(size_t{24} << 20) - 1], 1);
 }
 
 TEST(Allocator, OverTheLimitRaisesError) {
