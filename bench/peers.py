@@ -34,7 +34,7 @@ def checksum(out):
 
 
 def environment():
-    names = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES", "XLA_FLAGS")
+    names = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES", "THP_MEM_ALLOC_ENABLE", "XLA_FLAGS")
     return " ".join(f"{n}={os.environ.get(n, '(unset)')}" for n in names)
 
 

@@ -42,8 +42,9 @@ for i in $(seq 1 "$repeat"); do
     echo "== [$i/$repeat] $peer, load before: $(load)"
     # Every peer in its strongest settings here (bench/run.sh gives libtorch the same): without the malloc
     # tunables each fresh 64 MiB result is a new mapping, and in this VM its page faults cost more than the
-    # op itself (JAX's tanh on 16M floats: 67 ms without, 14.5 ms with).
-    env OMP_WAIT_POLICY=PASSIVE GLIBC_TUNABLES="$peer_tunables" .venv-bench/bin/python bench/peers.py "$peer" "$runs" "$what" 2>"$out/${peer}_$i.err" |
+    # op itself (JAX's tanh on 16M floats: 67 ms without, 14.5 ms with). THP_MEM_ALLOC_ENABLE=1 gives
+    # PyTorch's large buffers transparent huge pages, as xlite's allocator does for its own.
+    env OMP_WAIT_POLICY=PASSIVE GLIBC_TUNABLES="$peer_tunables" THP_MEM_ALLOC_ENABLE=1 .venv-bench/bin/python bench/peers.py "$peer" "$runs" "$what" 2>"$out/${peer}_$i.err" |
       tee "$out/${peer}_$i.txt"
   done
 done
