@@ -91,20 +91,6 @@ xl::Tensor targets_for(int64_t rows, int64_t classes) {
   return target;
 }
 
-// The median of g_runs calls of fn back to back, after three warm-up calls: how bench/peers.py times the
-// peers, so that every framework runs on the caches its own previous call left (interleaving a copy, as
-// time_pair does, evicts the last level cache between calls: at 4M floats the input fits in it).
-double median_time(const std::function<void()>& fn) {
-  for (int i = 0; i < 3; ++i) fn();
-  std::vector<double> times;
-  for (int r = 0; r < g_runs; ++r) {
-    double t0 = now_s();
-    fn();
-    times.push_back(now_s() - t0);
-  }
-  return median(times);
-}
-
 // Times fn (traced, compiled on the first call, replayed from the cache after), then a memcpy of
 // `copy_bytes`, and prints the three lines of one case.
 void run_case(const std::string& name, const std::function<xl::Tensor()>& fn, size_t copy_bytes) {
@@ -116,8 +102,11 @@ void run_case(const std::string& name, const std::function<xl::Tensor()>& fn, si
     xl::Tensor y = fn();
     xl::sync({y});
   };
-  const double t_xlite = median_time(timed);
-  const double t_memcpy = median_time(copy);
+  // Back to back, as bench/peers.py times the peers, so that every framework runs on the caches its own
+  // previous call left (interleaving the copy, as time_pair does, evicts the last level cache between
+  // calls: at 4M floats the input fits in it).
+  const double t_xlite = time_one(timed);
+  const double t_memcpy = time_one(copy);
   emit(name + ".xlite_ms", t_xlite * 1e3, "ms");
   emit(name + ".memcpy_ms", t_memcpy * 1e3, "ms");
   emit_check(name + ".check", checksum(fn()));

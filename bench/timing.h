@@ -70,6 +70,19 @@ inline int count_nodes(const std::string& graph_text) {
   return nodes;
 }
 
+// The median of g_runs calls of fn back to back, in seconds, after `warmup` calls: each call runs on the
+// caches the one before it left.
+inline double time_one(const std::function<void()>& fn, int warmup = 3) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int r = 0; r < g_runs; ++r) {
+    double t0 = now_s();
+    fn();
+    t.push_back(now_s() - t0);
+  }
+  return median(t);
+}
+
 // Times a and b alternately (warm-up runs first), so both see the same state of the machine.
 // Returns the medians in seconds.
 inline std::pair<double, double> time_pair(const std::function<void()>& a, const std::function<void()>& b,

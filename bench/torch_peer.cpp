@@ -21,7 +21,7 @@
 
 namespace {
 
-using namespace bench_timing;  // g_runs, now_s, median, emit, time_pair, Memcpy
+using namespace bench_timing;  // g_runs, now_s, median, emit, time_one, time_pair, Memcpy
 
 torch::Tensor chain10(const torch::Tensor& x) {
   torch::Tensor y = x * 1.5;
@@ -82,14 +82,7 @@ void bench_matmul_shape(int64_t m, int64_t k, int64_t n) {
     torch::Tensor c = torch::matmul(a, b);
     asm volatile("" ::"r"(c.data_ptr()) : "memory");
   };
-  for (int i = 0; i < 3; ++i) run();
-  std::vector<double> t;
-  for (int r = 0; r < g_runs; ++r) {
-    double t0 = now_s();
-    run();
-    t.push_back(now_s() - t0);
-  }
-  emit(tag + ".torch_ms", median(t) * 1e3, "ms");
+  emit(tag + ".torch_ms", time_one(run) * 1e3, "ms");
 }
 
 // The same 10-op sequence as eager_step in bench/xlite_bench.cpp.
@@ -117,14 +110,7 @@ double eager_per_op() {
       asm volatile("" ::"r"(&r) : "memory");
     }
   };
-  run();
-  std::vector<double> t;
-  for (int r = 0; r < g_runs; ++r) {
-    double t0 = now_s();
-    run();
-    t.push_back(now_s() - t0);
-  }
-  return median(t) / (steps * kEagerOpsPerStep);
+  return time_one(run, 1) / (steps * kEagerOpsPerStep);
 }
 
 void bench_eager() {

@@ -59,17 +59,6 @@ void emit_grad_checks(const std::string& tag, const std::vector<std::pair<std::s
   }
 }
 
-double time_one(const std::function<void()>& fn, int warmup = 3) {
-  for (int i = 0; i < warmup; ++i) fn();
-  std::vector<double> t;
-  for (int r = 0; r < g_runs; ++r) {
-    double t0 = now_s();
-    fn();
-    t.push_back(now_s() - t0);
-  }
-  return median(t);
-}
-
 // ---------------------------------------------------------------------------------------------------------
 void bench_mlp() {
   torch::nn::Sequential net;
