@@ -10,9 +10,11 @@ sampled outputs that peer_workloads.cpp prints. Each time is the median of `runs
 warm-up calls (which also compile).
 """
 
+import functools
 import os
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -49,6 +51,31 @@ def median_time(fn, runs):
     return float(np.median(times))
 
 
+# The elementwise workloads, written once over each framework's functions (Torch.fn, Jax.fn): the same
+# ops, in the same order, as peer_workloads.cpp.
+def chain_tanh_sigmoid_gelu(f, x):
+    y = f.tanh(x * 0.5 + 0.1)
+    y = f.sigmoid(y * 1.7 - 0.2)
+    y = f.gelu(y * 3.0 - 1.0)
+    y = y + 0.05
+    return y * y * 0.9
+
+
+def chain_exp_log_tanh(f, x):
+    y = f.log(f.exp(x * 0.5) + 1.0)
+    y = f.tanh(y * 2.0 - 0.3)
+    return f.abs(y * 0.8 + 0.1) * 1.25
+
+
+ALONE = {
+    "tanh": lambda f, x: f.tanh(x),
+    "sigmoid": lambda f, x: f.sigmoid(x),
+    "gelu": lambda f, x: f.gelu(x),
+    "exp": lambda f, x: f.exp(x),
+    "log": lambda f, x: f.log(f.abs(x)),
+}
+
+
 class Torch:
     def __init__(self, mode):
         import torch
@@ -57,6 +84,8 @@ class Torch:
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
         self.torch, self.F = torch, F
         self.mode = mode
+        self.fn = SimpleNamespace(tanh=torch.tanh, sigmoid=torch.sigmoid, gelu=F.gelu, exp=torch.exp, log=torch.log,
+                                  abs=torch.abs)
         print(f"# settings: torch {torch.__version__}, threads {torch.get_num_threads()}, mode {mode}, {environment()}")
 
     def wrap(self, fn):
@@ -76,25 +105,6 @@ class Torch:
 
     def host(self, out):
         return out.numpy()
-
-    def chain_tanh_sigmoid_gelu(self, x):
-        t, F = self.torch, self.F
-        y = t.tanh(x * 0.5 + 0.1)
-        y = t.sigmoid(y * 1.7 - 0.2)
-        y = F.gelu(y * 3.0 - 1.0)
-        y = y + 0.05
-        return y * y * 0.9
-
-    def chain_exp_log_tanh(self, x):
-        t = self.torch
-        y = t.log(t.exp(x * 0.5) + 1.0)
-        y = t.tanh(y * 2.0 - 0.3)
-        return t.abs(y * 0.8 + 0.1) * 1.25
-
-    def alone(self, name):
-        t, F = self.torch, self.F
-        return {"tanh": t.tanh, "sigmoid": t.sigmoid, "gelu": F.gelu, "exp": t.exp,
-                "log": lambda x: t.log(t.abs(x))}[name]
 
     def softmax(self, x):
         return self.torch.softmax(x, -1)
@@ -116,6 +126,9 @@ class Jax:
 
         jax.config.update("jax_platforms", "cpu")
         self.jax, self.jnp = jax, jnp
+        self.fn = SimpleNamespace(tanh=jnp.tanh, sigmoid=jax.nn.sigmoid,
+                                  gelu=functools.partial(jax.nn.gelu, approximate=False), exp=jnp.exp, log=jnp.log,
+                                  abs=jnp.abs)
         print(f"# settings: jax {jax.__version__}, devices {jax.devices()}, {environment()}")
 
     def wrap(self, fn):
@@ -132,25 +145,6 @@ class Jax:
 
     def host(self, out):
         return np.asarray(out)
-
-    def chain_tanh_sigmoid_gelu(self, x):
-        jnp, nn = self.jnp, self.jax.nn
-        y = jnp.tanh(x * 0.5 + 0.1)
-        y = nn.sigmoid(y * 1.7 - 0.2)
-        y = nn.gelu(y * 3.0 - 1.0, approximate=False)
-        y = y + 0.05
-        return y * y * 0.9
-
-    def chain_exp_log_tanh(self, x):
-        jnp = self.jnp
-        y = jnp.log(jnp.exp(x * 0.5) + 1.0)
-        y = jnp.tanh(y * 2.0 - 0.3)
-        return jnp.abs(y * 0.8 + 0.1) * 1.25
-
-    def alone(self, name):
-        jnp, nn = self.jnp, self.jax.nn
-        return {"tanh": jnp.tanh, "sigmoid": nn.sigmoid, "gelu": lambda x: nn.gelu(x, approximate=False),
-                "exp": jnp.exp, "log": lambda x: jnp.log(jnp.abs(x))}[name]
 
     def softmax(self, x):
         return self.jax.nn.softmax(x, axis=-1)
@@ -192,13 +186,13 @@ def main():
     if what in ("all", "chains"):
         for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26):
             x = fw.array(input_values(n), (n,))
-            for chain in ("chain_tanh_sigmoid_gelu", "chain_exp_log_tanh"):
-                run_case(fw, tag, f"{chain}.{n >> 20}M", getattr(fw, chain), (x,), n * 4, runs)
+            for chain in (chain_tanh_sigmoid_gelu, chain_exp_log_tanh):
+                run_case(fw, tag, f"{chain.__name__}.{n >> 20}M", functools.partial(chain, fw.fn), (x,), n * 4, runs)
     if what in ("all", "alone"):
         n = 1 << 24
         x = fw.array(input_values(n), (n,))
-        for name in ("tanh", "sigmoid", "gelu", "exp", "log"):
-            run_case(fw, tag, f"alone.{name}", fw.alone(name), (x,), n * 4, runs)
+        for name, fn in ALONE.items():
+            run_case(fw, tag, f"alone.{name}", functools.partial(fn, fw.fn), (x,), n * 4, runs)
     if what in ("all", "rows"):
         cols = 1024
         for rows in (1 << 10, 1 << 12, 1 << 14, 1 << 16):
