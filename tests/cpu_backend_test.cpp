@@ -433,17 +433,23 @@ TEST(CpuBackend, RandomGraphFindingsStayFixed) {
 }
 
 // Sums and products over leading dims (column sums) run rows outer, accumulating in the output: the same
-// values as the oracle, with fused producers, several leading dims, keepdim, integers and enough columns
-// to split across threads; a reduction over a middle dim keeps the general loop.
+// values as the oracle, with fused producers, several leading dims, keepdim, integers, 16-bit floats and
+// enough columns to split across threads; a reduction over a middle dim keeps the general loop.
 TEST(CpuBackend, LeadingDimReductionsMatchTheReference) {
   xl::manual_seed(5);
   auto x = xl::randn({3, 37, 1500});
   auto xi = (x * 4.0f).to(xl::DType::i32);
   std::vector<xl::Tensor> cases = {
-      xl::sum(x * 2.0f + 1.0f, {0}),      xl::sum(xl::exp(x * 0.1f), {0, 1}, true),
-      xl::prod(x * 0.01f + 1.0f, {0}),    xl::sum(xi, {0, 1}),
-      xl::sum(x.to(xl::DType::f64), {0}), xl::sum(x, {1}),
+      xl::sum(x * 2.0f + 1.0f, {0}),
+      xl::sum(xl::exp(x * 0.1f), {0, 1}, true),
+      xl::prod(x * 0.01f + 1.0f, {0}),
+      xl::sum(xi, {0, 1}),
+      xl::sum(x.to(xl::DType::f64), {0}),
+      xl::sum(x, {1}),
       xl::sum(x.transpose(1, 2), {0, 1}),
+      // 16-bit floats, summed in f32 partials and f64 totals like f32 (a bf16 bias gradient).
+      xl::sum(x.to(xl::DType::bf16) * 2.0f, {0, 1}),
+      xl::sum(x.to(xl::DType::f16), {0}, true),
   };
   for (size_t c = 0; c < cases.size(); ++c) {
     auto built = xl::lazy::build_graph({cases[c].impl()->node()});
@@ -453,8 +459,10 @@ TEST(CpuBackend, LeadingDimReductionsMatchTheReference) {
     for (int64_t i = 0; i < xl::numel(cases[c].shape()); ++i) {
       double got = xl::read_element_f64(cpu[0]->data(), dtype, i),
              want = xl::read_element_f64(ref[0]->data(), dtype, i);
-      // f32 sums of up to 4500 terms, added in another order than the oracle's.
-      ASSERT_NEAR(got, want, 1e-4 * (1 + std::fabs(want))) << "case " << c << " element " << i;
+      // f32 sums of up to 4500 terms, added in another order than the oracle's; a 16-bit result may round
+      // to the neighbour of the oracle's (one bf16 ulp is 2^-8 relative).
+      const double tolerance = dtype == xl::DType::bf16 || dtype == xl::DType::f16 ? 8e-3 : 1e-4;
+      ASSERT_NEAR(got, want, tolerance * (1 + std::fabs(want))) << "case " << c << " element " << i;
     }
   }
 }
