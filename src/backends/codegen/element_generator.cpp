@@ -114,6 +114,61 @@ const std::vector<llvm::Value*>& ElementGenerator::multi(Index* idx) {
   return idx->multi;
 }
 
+// The index into a reshape's input, for the output index idx. Both shapes are cut, from the right, into the
+// smallest groups of dims with equal products: a dim kept as it is, a merge ([8, 64] -> [512]) or a split.
+// Each group's index is carried on its own, so a kept dim, and the innermost dim of a merge, stay the loop
+// counter plus something invariant in the inner loop, which the vectoriser reads as contiguous loads
+// (heads [B, T, H, 64] transposed out of a [B*T, 3*H*64] projection were a gather through the linear index:
+// 1.6 ms for 4 MiB). Only a split divides, and only its own group's index. Without a multi-index (a flat
+// loop), or with an empty dim, the linear index carries over.
+Index* ElementGenerator::reshaped_index(Index* idx, const Shape& in_shape) {
+  const Shape& out_shape = idx->shape;
+  auto through_linear = [&] {
+    Index* in = make_index(in_shape);
+    in->linear = linear(idx);
+    return in;
+  };
+  if (idx->multi.empty() || numel(in_shape) == 0) return through_linear();
+  const std::vector<llvm::Value*> out = idx->multi;
+  std::vector<llvm::Value*> in(in_shape.size(), i64c(0));  // dims left outside every group have size 1
+  auto i = static_cast<int64_t>(out_shape.size()), j = static_cast<int64_t>(in_shape.size());
+  while (i > 0 && j > 0) {
+    int64_t i0 = i - 1, j0 = j - 1, out_size = out_shape[i0], in_size = in_shape[j0];
+    while (out_size != in_size) {
+      if (out_size < in_size) {
+        if (i0 == 0) return through_linear();
+        out_size *= out_shape[--i0];
+      } else {
+        if (j0 == 0) return through_linear();
+        in_size *= in_shape[--j0];
+      }
+    }
+    llvm::Value* group = nullptr;  // the group's linear index
+    int64_t stride = 1;
+    for (int64_t d = i - 1; d >= i0; --d) {
+      if (out_shape[d] == 1) continue;
+      llvm::Value* term = stride == 1 ? out[d] : b_.CreateMul(out[d], i64c(stride));
+      group = group ? b_.CreateAdd(group, term) : term;
+      stride *= out_shape[d];
+    }
+    int64_t outermost = j0;  // the group's outermost input dim of size > 1 takes what the others leave
+    while (outermost < j - 1 && in_shape[outermost] == 1) ++outermost;
+    llvm::Value* rest = group ? group : i64c(0);
+    for (int64_t d = j - 1; d >= j0; --d) {
+      if (in_shape[d] == 1) continue;
+      if (d == outermost) {
+        in[d] = rest;
+      } else {
+        in[d] = b_.CreateURem(rest, i64c(in_shape[d]));
+        rest = b_.CreateUDiv(rest, i64c(in_shape[d]));
+      }
+    }
+    i = i0;
+    j = j0;
+  }
+  return with_multi(in_shape, std::move(in));
+}
+
 Index* ElementGenerator::with_multi(Shape shape, std::vector<llvm::Value*> m) {
   Index* idx = make_index(std::move(shape));
   idx->multi = std::move(m);
@@ -412,30 +467,7 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
     }
     case OpClass::Select:
       return b_.CreateSelect(gen(instr.operands[0], idx), gen(instr.operands[1], idx), gen(instr.operands[2], idx));
-    case OpClass::Reshape: {
-      const Shape& in_shape = operand_type(0).shape;
-      // Trailing dims the reshape keeps (merging or splitting only leading dims, as when a Linear
-      // layer flattens [B, T, D] to [B * T, D]) pass through: the inner loop's index stays the loop
-      // counter, and only the leading part is re-split (once per row in a row loop). Otherwise the
-      // linear index carries over.
-      size_t keep = 0;
-      while (keep < in_shape.size() && keep < instr.shape.size() &&
-             in_shape[in_shape.size() - 1 - keep] == instr.shape[instr.shape.size() - 1 - keep])
-        ++keep;
-      if (keep == 0 || idx->multi.empty()) {
-        Index* in = make_index(in_shape);
-        in->linear = linear(idx);
-        return gen(instr.operands[0], in);
-      }
-      const std::vector<llvm::Value*> out = multi(idx);
-      Index* lead_out = with_multi(Shape(instr.shape.begin(), instr.shape.end() - keep),
-                                   std::vector<llvm::Value*>(out.begin(), out.end() - keep));
-      Index* lead_in = make_index(Shape(in_shape.begin(), in_shape.end() - keep));
-      lead_in->linear = linear(lead_out);
-      std::vector<llvm::Value*> in = multi(lead_in);
-      in.insert(in.end(), out.end() - keep, out.end());
-      return gen(instr.operands[0], with_multi(in_shape, in));
-    }
+    case OpClass::Reshape: return gen(instr.operands[0], reshaped_index(idx, operand_type(0).shape));
     case OpClass::Transpose: {
       const auto& perm = ir::TransposeAttrs::of(instr.attrs).perm;
       const auto& out = multi(idx);

@@ -68,6 +68,7 @@ class ElementGenerator {
   llvm::Value* linear(Index* idx);
   const std::vector<llvm::Value*>& multi(Index* idx);
   Index* with_multi(Shape shape, std::vector<llvm::Value*> m);
+  Index* reshaped_index(Index* idx, const Shape& in_shape);
 
   // ---- element generators ------------------------------------------------------------------------
   llvm::Value* gen(int32_t id, Index* idx);
