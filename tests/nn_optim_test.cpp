@@ -81,6 +81,42 @@ TEST(NnModule, CausalAttentionIgnoresTheFuture) {
   EXPECT_THROW(nn::CausalSelfAttention(6, 4), xl::Error);
 }
 
+// The module runs the fused attention kernel; its output and its parameters' gradients are those of the
+// attention written in ops (scores, causal mask, softmax, weighted values), as PyTorch's module and SDPA agree.
+TEST(NnModule, CausalAttentionMatchesTheCompositeWithGradients) {
+  xl::manual_seed(3);
+  const int64_t b = 2, t = 7, d = 12, heads = 3, dh = d / heads;
+  nn::CausalSelfAttention attention(d, heads);
+  auto x = xl::randn({b, t, d});
+  auto composite = [&](const xl::Tensor& in) {
+    auto parts = xl::split(attention.qkv->forward(in), d, -1);
+    auto heads_first = [&](const xl::Tensor& p) { return xl::transpose(xl::reshape(p, {b, t, heads, dh}), 1, 2); };
+    auto scores = xl::matmul(heads_first(parts[0]), xl::transpose(heads_first(parts[1]), -1, -2)) /
+                  std::sqrt(static_cast<float>(dh));
+    auto visible = xl::tril(xl::ones({t, t}, xl::DType::bool_));
+    auto weights = xl::softmax(xl::where(visible, scores, -INFINITY), -1);
+    auto y = xl::reshape(xl::transpose(xl::matmul(weights, heads_first(parts[2])), 1, 2), {b, t, d});
+    return attention.proj->forward(y);
+  };
+  auto probe = xl::randn({b, t, d});
+  auto gradients = [&](const xl::Tensor& out) {
+    for (auto p : attention.parameters()) p.reset_grad();
+    xl::sum(out * probe).backward();
+    std::vector<std::vector<float>> g;
+    for (auto p : attention.parameters()) g.push_back(p.grad().to_vector<float>());
+    return g;
+  };
+  auto fused = attention(x);
+  auto want = composite(x);
+  auto got_values = fused.to_vector<float>(), want_values = want.to_vector<float>();
+  for (size_t i = 0; i < want_values.size(); ++i) ASSERT_NEAR(got_values[i], want_values[i], 1e-5) << i;
+  auto got_grads = gradients(attention(x)), want_grads = gradients(composite(x));
+  ASSERT_EQ(got_grads.size(), 4u);  // qkv and proj, weight and bias
+  for (size_t p = 0; p < got_grads.size(); ++p)
+    for (size_t i = 0; i < got_grads[p].size(); ++i)
+      ASSERT_NEAR(got_grads[p][i], want_grads[p][i], 1e-4 * (1 + std::fabs(want_grads[p][i]))) << p << " " << i;
+}
+
 TEST(NnLoss, CrossEntropyKnownValuesIgnoreIndexAndSmoothing) {
   auto logits = xl::tensor(std::vector<float>{2, 1, 0, 0, 0, 3}, {2, 3});
   auto target = xl::tensor(std::vector<int64_t>{0, 2});

@@ -6,6 +6,7 @@
 #include "xlite/autograd.h"
 #include "xlite/error.h"
 #include "xlite/factories.h"
+#include "xlite/kernels.h"
 #include "xlite/nn.h"
 #include "xlite/ops.h"
 
@@ -88,10 +89,10 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   auto parts = split(qkv->forward(x), d, -1);
   auto heads_first = [&](const Tensor& p) { return transpose(reshape(p, {b, t, heads, dh}), 1, 2); };  // [B, H, T, dh]
   Tensor q = heads_first(parts[0]), k = heads_first(parts[1]), v = heads_first(parts[2]);
-  Tensor scores = matmul(q, transpose(k, -1, -2)) * (1.0 / std::sqrt(static_cast<double>(dh)));
-  Tensor causal = tril(ones({t, t}, DType::bool_, x.device()));
-  Tensor attention = softmax(where(causal, scores, -INFINITY), -1);
-  Tensor y = reshape(transpose(matmul(attention, v), 1, 2), {b, t, d});
+  // The fused kernel, as PyTorch's scaled_dot_product_attention: it skips the blocks the mask hides and never
+  // holds the [B, H, T, T] scores, which the composite (matmul, where, softmax, matmul) computes in full.
+  Tensor attended = kernels::flash_attention(q, k, v, /*causal=*/true, 1.0 / std::sqrt(static_cast<double>(dh)));
+  Tensor y = reshape(transpose(attended, 1, 2), {b, t, d});
   return proj->forward(y);
 }
 
