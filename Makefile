@@ -106,6 +106,7 @@ bench:
 	bash bench/attention.sh
 	bash bench/python.sh
 	bash bench/peers.sh
+	bash bench/train_peers.sh
 	$(MAKE) bench-cache
 
 # The persistent compilation cache: chargpt's first training step, cold against warm (BENCHMARKS.md).

@@ -40,8 +40,8 @@ def environment():
     return " ".join(f"{n}={os.environ.get(n, '(unset)')}" for n in names)
 
 
-def median_time(fn, runs):
-    for _ in range(3):
+def median_time(fn, runs, warmup=3):
+    for _ in range(warmup):
         fn()
     times = []
     for _ in range(runs):

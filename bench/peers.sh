@@ -23,28 +23,15 @@ peers=${BENCH_PEERS:-torch_eager inductor jax}
 what=${BENCH_WHAT:-all}
 chart=${BENCH_CHART:-docs/bench/peers.png}
 out="$build/bench-results/peers"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXLITE_BUILD_BENCH=ON -DXLITE_BUILD_TESTS=OFF \
-  -DXLITE_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" --target peer_workloads
-[ -x .venv-bench/bin/python ] || { echo "no .venv-bench: run scripts/install-bench-deps.sh" >&2; exit 1; }
-mkdir -p "$out"
-rm -f "$out"/*.txt
-export OMP_NUM_THREADS=$threads
-unset OPENBLAS_CORETYPE
-# Inductor's compiled kernels and JAX's executables are cached between repeats in folders of this run's own.
-export TORCHINDUCTOR_CACHE_DIR="$out/inductor-cache"
-load() { cut -d' ' -f1-3 /proc/loadavg; }
-peer_tunables="glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=17179869184"
+# shellcheck source=bench/peer_common.sh
+. bench/peer_common.sh
+peer_setup "$build" peer_workloads "$out" "$threads"
 for i in $(seq 1 "$repeat"); do
   echo "== [$i/$repeat] xlite, load before: $(load)"
   "$build/peer_workloads" "$what" "$runs" | tee "$out/xlite_$i.txt"
   for peer in $peers; do
     echo "== [$i/$repeat] $peer, load before: $(load)"
-    # Every peer in its strongest settings here (bench/run.sh gives libtorch the same): without the malloc
-    # tunables each fresh 64 MiB result is a new mapping, and in this VM its page faults cost more than the
-    # op itself (JAX's tanh on 16M floats: 67 ms without, 14.5 ms with). THP_MEM_ALLOC_ENABLE=1 gives
-    # PyTorch's large buffers transparent huge pages, as xlite's allocator does for its own.
-    env OMP_WAIT_POLICY=PASSIVE GLIBC_TUNABLES="$peer_tunables" THP_MEM_ALLOC_ENABLE=1 .venv-bench/bin/python bench/peers.py "$peer" "$runs" "$what" 2>"$out/${peer}_$i.err" |
+    "${peer_env[@]}" .venv-bench/bin/python bench/peers.py "$peer" "$runs" "$what" 2>"$out/${peer}_$i.err" |
       tee "$out/${peer}_$i.txt"
   done
 done

@@ -1,12 +1,14 @@
 """The table and chart of bench/peers.sh, from the `name value unit` files it wrote.
 
-    python bench/peers_table.py RESULTS_DIR CHART_PNG "PEER PEER ..."
+    python bench/peers_table.py RESULTS_DIR CHART_PNG "PEER PEER ..." [LIMIT]
 
-For each workload and size: xlite's median time, its bandwidth against a memcpy of the same traffic (median of
-the per-repeat ratios, same process), and for each peer its median time and the ratio peer / xlite (median of
-the per-repeat ratios; "fastest" divides the peer's fastest repeat by xlite's median, the rule of
-BENCHMARKS.md). The check column is the largest relative difference between a peer's weighted output sum and
-xlite's. The chart shows the ratios at every size, one panel per workload.
+For each workload and size: xlite's median time, its speed against the machine's limit measured in the same
+process (LIMIT "memcpy", the default: a copy of the same traffic, `<case>.memcpy_ms`; "fma": the step's matmul
+FLOPs at the FMA peak, `<case>.limit_ms`), as the median of the per-repeat ratios, and for each peer its median
+time and the ratio peer / xlite (median of the per-repeat ratios; "fastest" divides the peer's fastest repeat
+by xlite's median, the rule of BENCHMARKS.md). The check column is the largest relative difference between a
+peer's check value and xlite's. Where the programs printed `<case>.<program>_peak_MiB`, a second table gives
+each one's peak memory. The chart shows the ratios at every size, one panel per workload.
 """
 
 import glob
@@ -58,9 +60,10 @@ def values_of(runs, key):
 
 def main():
     directory, chart, peers = sys.argv[1], sys.argv[2], sys.argv[3].split()
+    limit_key, limit_label = LIMITS[sys.argv[4] if len(sys.argv) > 4 else "memcpy"]
     xlite = read_runs(directory, "xlite")
     peer_runs = {p: read_runs(directory, p) for p in peers}
-    header = ["case", "xlite ms", "x memcpy"]
+    header = ["case", "xlite ms", limit_label]
     for p in peers:
         header += [f"{p} ms", f"{p} / xlite", "(fastest)"]
     header.append("check")
@@ -70,9 +73,10 @@ def main():
     for case in cases(xlite):
         workload, size = case.rsplit(".", 1)
         t = values_of(xlite, f"{case}.xlite_ms")
-        bw = per_repeat_ratios(xlite, f"{case}.memcpy_ms", xlite, f"{case}.xlite_ms")
-        row = [case, f"{statistics.median(t):.3f}", f"{statistics.median(bw):.2f}"]
-        plot[workload]["memcpy"].append((size, statistics.median(bw)))
+        bw = per_repeat_ratios(xlite, f"{case}.{limit_key}", xlite, f"{case}.xlite_ms")
+        row = [case, f"{statistics.median(t):.3f}", f"{statistics.median(bw):.2f}" if bw else "-"]
+        if bw:
+            plot[workload][limit_label].append((size, statistics.median(bw)))
         check = values_of(xlite, f"{case}.check")
         worst = 0.0
         for p in peers:
@@ -88,7 +92,40 @@ def main():
                 worst = max(worst, abs(pc[0] - check[0]) / max(abs(check[0]), 1e-30))
         row.append(f"{worst:.1e}")
         print("| " + " | ".join(row) + " |")
+    memory_table(xlite, peer_runs)
     draw(plot, chart)
+
+
+LIMITS = {"memcpy": ("memcpy_ms", "x memcpy"), "fma": ("limit_ms", "x FMA peak")}
+
+
+def memory_table(xlite, peer_runs):
+    """Median peak MiB of each program per case, and each peer's over xlite's (> 1: xlite needs less)."""
+    rows = [c for c in cases(xlite) if values_of(xlite, f"{c}.xlite_peak_MiB")]
+    if not rows:
+        return
+    header = ["case", "xlite MiB"]
+    for p in peer_runs:
+        header += [f"{p} MiB", f"{p} / xlite"]
+    print("\n| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for case in rows:
+        mine = statistics.median(values_of(xlite, f"{case}.xlite_peak_MiB"))
+        row = [case, f"{mine:.1f}"]
+        for p, runs in peer_runs.items():
+            theirs = values_of(runs, f"{case}.{p}_peak_MiB")
+            row += [f"{statistics.median(theirs):.1f}", f"{statistics.median(theirs) / mine:.2f}"] if theirs else ["-", "-"]
+        print("| " + " | ".join(row) + " |")
+
+
+def axis_label(workload, sizes):
+    if workload == "alone":
+        return "function (16M f32)"
+    if sizes and all(s.startswith("b") for s in sizes):
+        return "batch"
+    if sizes and all(s.startswith("s") for s in sizes):
+        return "sequence (2048 tokens a step)"
+    return "f32 elements"
 
 
 def draw(plot, chart):
@@ -105,8 +142,9 @@ def draw(plot, chart):
     axes = axes.flatten()
     for ax, workload in zip(axes, workloads):
         for series, points in plot[workload].items():
-            label = "xlite / memcpy bandwidth" if series == "memcpy" else f"{series} time / xlite time"
-            style = "k--" if series == "memcpy" else "o-"
+            is_limit = series in (label for _, label in LIMITS.values())
+            label = f"xlite at {series.replace('x ', '')} (limit time / xlite time)" if is_limit else f"{series} time / xlite time"
+            style = "k--" if is_limit else "o-"
             ax.plot([s for s, _ in points], [r for _, r in points], style, label=label)
         ax.axhline(1.0, color="grey", linewidth=0.8)
         ax.set_yscale("log")
@@ -114,7 +152,7 @@ def draw(plot, chart):
         ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_title(workload, fontsize=9)
-        ax.set_xlabel("function (16M f32)" if workload == "alone" else "f32 elements")
+        ax.set_xlabel(axis_label(workload, [s for points in plot[workload].values() for s, _ in points]))
     for ax in axes[len(workloads):]:
         ax.axis("off")
     axes[0].set_ylabel("ratio (> 1: xlite ahead)")

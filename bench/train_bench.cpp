@@ -25,7 +25,7 @@
 
 #include "fma_peak.h"
 #include "timing.h"
-#include "train_common.h"
+#include "train_models.h"
 
 namespace xl = xlite;
 namespace nn = xlite::nn;
@@ -33,12 +33,6 @@ using namespace bench_timing;
 using namespace bench_train;
 
 namespace {
-
-// Overwrites a parameter with host values (in place, so optimizers and modules keep their handles).
-void assign(xl::Tensor p, const std::vector<float>& values) {
-  xl::NoGradGuard no_grad;
-  p.copy_(xl::tensor(values, p.shape()));
-}
 
 void zero_grads(const std::vector<xl::Tensor>& params) {
   for (const xl::Tensor& p : params) {
@@ -89,29 +83,6 @@ void note_plan(const std::string& what, const std::vector<xl::Tensor>& outputs) 
 
 // ---------------------------------------------------------------------------------------------------------
 // 1. MLP training step.
-struct Mlp {
-  std::vector<std::shared_ptr<nn::Linear>> layers;
-  nn::Sequential net;
-  std::vector<std::pair<std::string, xl::Tensor>> named;  // l0.weight, l0.bias, ... (the peer's names)
-  Mlp() {
-    for (int i = 0; i < 3; ++i) {
-      layers.push_back(std::make_shared<nn::Linear>(kMlpDims[i], kMlpDims[i + 1]));
-      net.push_back(layers.back());
-      if (i < 2) net.push_back(std::make_shared<nn::ReLU>());
-      named.emplace_back("l" + std::to_string(i) + ".weight", layers.back()->weight);
-      named.emplace_back("l" + std::to_string(i) + ".bias", layers.back()->bias);
-    }
-  }
-  void reset() {
-    for (int i = 0; i < 3; ++i) {
-      std::string l = "l" + std::to_string(i);
-      assign(layers[i]->weight, linear_init(l + ".weight", kMlpDims[i + 1], kMlpDims[i], false));
-      assign(layers[i]->bias, linear_init(l + ".bias", kMlpDims[i + 1], kMlpDims[i], true));
-    }
-    xl::sync();
-  }
-};
-
 void bench_mlp() {
   Mlp mlp;
   mlp.reset();
@@ -168,12 +139,7 @@ void bench_mlp() {
   auto [t_compiled, t_eager] = time_pair(compiled, eager);
   int64_t uncached_compiled = xl::metrics::counter_value("UncachedCompile") - uncached_warm;
   (void)uncached_before;
-  const double flops = [] {
-    double f = 0;
-    for (int i = 0; i < 3; ++i) f += 2.0 * kMlpBatch * kMlpDims[i] * kMlpDims[i + 1];
-    // forward, weight gradients, input gradients (not for the first layer's input)
-    return f * 3 - 2.0 * kMlpBatch * kMlpDims[0] * kMlpDims[1];
-  }();
+  const double flops = mlp_step_flops(kMlpBatch);
   emit("mlp_train.compiled_ms", t_compiled * 1e3, "ms");
   emit("mlp_train.eager_ms", t_eager * 1e3, "ms");
   emit("mlp_train.compiled_GFLOPs", flops / t_compiled * 1e-9, "GFLOP/s");
@@ -215,42 +181,10 @@ void bench_mlp() {
 
 // ---------------------------------------------------------------------------------------------------------
 // 2. Transformer block forward + backward.
-class Block : public nn::UnaryModule {
- public:
-  Block() {
-    ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(kTfModel));
-    attn = register_module("attn", std::make_shared<nn::CausalSelfAttention>(kTfModel, kTfHeads));
-    ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(kTfModel));
-    mlp = register_module("mlp", std::make_shared<nn::MLP>(kTfModel, kTfHidden));
-  }
-  xl::Tensor forward(const xl::Tensor& x) override {
-    xl::Tensor h = x + attn->forward(ln1->forward(x));
-    return h + mlp->forward(ln2->forward(h));
-  }
-  std::shared_ptr<nn::LayerNorm> ln1, ln2;
-  std::shared_ptr<nn::CausalSelfAttention> attn;
-  std::shared_ptr<nn::MLP> mlp;
-};
-
 void bench_transformer() {
   Block block;
   std::vector<std::pair<std::string, xl::Tensor>> named = block.named_parameters();
-  std::vector<ParamSpec> specs = block_params();
-  if (named.size() != specs.size()) {
-    note("transformer: the block has " + std::to_string(named.size()) + " parameters, expected " +
-         std::to_string(specs.size()));
-    return;
-  }
-  auto reset = [&] {
-    for (auto& [name, p] : named) {
-      auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == name; });
-      if (it == specs.end() || it->shape != std::vector<int64_t>(p.shape().begin(), p.shape().end()))
-        throw std::runtime_error("transformer: parameter " + name + " does not match the peer's");
-      assign(p, block_param_init(*it));
-    }
-    xl::sync();
-  };
-  reset();
+  block.reset();
   std::vector<xl::Tensor> params = block.parameters();
   xl::Tensor x = xl::tensor(uniform(kTfBatch * kTfSeq * kTfModel, seed_of("tf.x"), 1.0f), {kTfBatch, kTfSeq, kTfModel});
   xl::sync({x});
@@ -292,12 +226,10 @@ void bench_transformer() {
   int64_t uncached_warm = xl::metrics::counter_value("UncachedCompile");
   auto [t_compiled, t_eager] = time_pair(compiled, eager, 2);
   int64_t uncached = xl::metrics::counter_value("UncachedCompile") - uncached_warm;
-  // Matmul FLOPs of forward (x3 with backward): qkv, scores, att@v, proj, fc, mlp proj.
-  const double tokens = kTfBatch * kTfSeq, d = kTfModel;
-  const double fwd = 2 * tokens * d * (3 * d + d + 2 * kTfHidden) + 2 * 2 * kTfBatch * kTfSeq * kTfSeq * d;
+  const double flops = block_step_flops(kTfBatch, kTfSeq);
   emit("transformer_train.compiled_ms", t_compiled * 1e3, "ms");
   emit("transformer_train.eager_ms", t_eager * 1e3, "ms");
-  emit("transformer_train.compiled_GFLOPs", 3 * fwd / t_compiled * 1e-9, "GFLOP/s");
+  emit("transformer_train.compiled_GFLOPs", flops / t_compiled * 1e-9, "GFLOP/s");
   note("transformer: " + std::to_string(uncached) + " uncached compiles during the timed runs (0 = all cache hits)");
   {
     zero_grads(params);

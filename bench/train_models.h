@@ -1,0 +1,96 @@
+// The xlite models of the training benchmarks (bench/train_bench.cpp, bench/peer_training.cpp), set to the
+// weights every peer starts from (bench/train_common.h), so that losses and gradients compare across programs.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xlite/xlite.h>
+
+#include "train_common.h"
+
+namespace bench_train {
+
+// Overwrites a parameter with host values (in place, so optimizers and modules keep their handles).
+inline void assign(xlite::Tensor p, const std::vector<float>& values) {
+  xlite::NoGradGuard no_grad;
+  p.copy_(xlite::tensor(values, p.shape()));
+}
+
+// MLP 784-1024-1024-10 with ReLU.
+struct Mlp {
+  std::vector<std::shared_ptr<xlite::nn::Linear>> layers;
+  xlite::nn::Sequential net;
+  std::vector<std::pair<std::string, xlite::Tensor>> named;  // l0.weight, l0.bias, ... (the peers' names)
+  Mlp() {
+    for (int i = 0; i < 3; ++i) {
+      layers.push_back(std::make_shared<xlite::nn::Linear>(kMlpDims[i], kMlpDims[i + 1]));
+      net.push_back(layers.back());
+      if (i < 2) net.push_back(std::make_shared<xlite::nn::ReLU>());
+      named.emplace_back("l" + std::to_string(i) + ".weight", layers.back()->weight);
+      named.emplace_back("l" + std::to_string(i) + ".bias", layers.back()->bias);
+    }
+  }
+  void reset() {
+    for (int i = 0; i < 3; ++i) {
+      std::string l = "l" + std::to_string(i);
+      assign(layers[i]->weight, linear_init(l + ".weight", kMlpDims[i + 1], kMlpDims[i], false));
+      assign(layers[i]->bias, linear_init(l + ".bias", kMlpDims[i + 1], kMlpDims[i], true));
+    }
+    xlite::sync();
+  }
+};
+
+// One pre-LN transformer block: x + attn(ln1(x)), then h + mlp(ln2(h)).
+class Block : public xlite::nn::UnaryModule {
+ public:
+  Block() {
+    ln1 = register_module("ln1", std::make_shared<xlite::nn::LayerNorm>(kTfModel));
+    attn = register_module("attn", std::make_shared<xlite::nn::CausalSelfAttention>(kTfModel, kTfHeads));
+    ln2 = register_module("ln2", std::make_shared<xlite::nn::LayerNorm>(kTfModel));
+    mlp = register_module("mlp", std::make_shared<xlite::nn::MLP>(kTfModel, kTfHidden));
+  }
+  xlite::Tensor forward(const xlite::Tensor& x) override {
+    xlite::Tensor h = x + attn->forward(ln1->forward(x));
+    return h + mlp->forward(ln2->forward(h));
+  }
+  // Sets every parameter to the peers' initial values; throws if a name or shape differs from theirs.
+  void reset() {
+    std::vector<ParamSpec> specs = block_params();
+    std::vector<std::pair<std::string, xlite::Tensor>> named = named_parameters();
+    if (named.size() != specs.size())
+      throw std::runtime_error("transformer: the block has " + std::to_string(named.size()) + " parameters, expected " +
+                               std::to_string(specs.size()));
+    for (auto& [name, p] : named) {
+      auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == name; });
+      if (it == specs.end() || it->shape != std::vector<int64_t>(p.shape().begin(), p.shape().end()))
+        throw std::runtime_error("transformer: parameter " + name + " does not match the peer's");
+      assign(p, block_param_init(*it));
+    }
+    xlite::sync();
+  }
+  std::shared_ptr<xlite::nn::LayerNorm> ln1, ln2;
+  std::shared_ptr<xlite::nn::CausalSelfAttention> attn;
+  std::shared_ptr<xlite::nn::MLP> mlp;
+};
+
+// Matmul FLOPs of one MLP training step at `batch`: forward, weight gradients, and input gradients (not for
+// the first layer's input).
+inline double mlp_step_flops(int64_t batch) {
+  double f = 0;
+  for (int i = 0; i < 3; ++i) f += 2.0 * batch * kMlpDims[i] * kMlpDims[i + 1];
+  return f * 3 - 2.0 * batch * kMlpDims[0] * kMlpDims[1];
+}
+
+// Matmul FLOPs of the block's forward + backward (3x the forward): qkv, scores, att@v, proj, fc, mlp proj;
+// the attention products counted in full, causal mask or not.
+inline double block_step_flops(int64_t batch, int64_t seq) {
+  const double tokens = static_cast<double>(batch) * seq, d = kTfModel;
+  return 3 * (2 * tokens * d * (3 * d + d + 2 * kTfHidden) + 2 * 2 * static_cast<double>(batch) * seq * seq * d);
+}
+
+}  // namespace bench_train

@@ -1,0 +1,289 @@
+"""The peers' side of bench/train_peers.sh: the training cases of bench/peer_training.cpp, from the same
+weights and data (bench/train_common.h, written again here in NumPy), in PyTorch 2.x eager, torch.compile
+(inductor) and JAX jit, one case per process.
+
+    .venv-bench/bin/python bench/train_peers.py FRAMEWORK CASE [runs]
+
+FRAMEWORK is torch_eager, inductor, inductor_max_autotune or jax. CASE is mlp.b<batch>, transformer.s<seq> or
+transformer_bf16.s<seq> (JAX has no bf16 case: it prints nothing for it). Each framework runs in its
+strongest usual form: PyTorch's attention is scaled_dot_product_attention(is_causal=True) and its bf16 is
+torch.autocast; inductor compiles the model's forward and backward and, separately, the optimizer's step;
+JAX jits the whole step (value_and_grad and the SGD update, parameters donated) and uses
+jax.nn.dot_product_attention(is_causal=True). Prints `<case>.<framework>_ms` (median of `runs` timed calls
+after warm-up calls, which compile), `<case>.<framework>_check` (as peer_training.cpp) and
+`<case>.<framework>_peak_MiB` (peak resident memory over the case above the resident memory once the
+parameters and inputs exist, from /proc/self/status as bench/process_memory.h reads it).
+"""
+
+import functools
+import os
+import sys
+
+import numpy as np
+
+from peers import environment, median_time
+
+MLP_DIMS = (784, 1024, 1024, 10)
+MLP_LR = 0.01
+MODEL, HEADS, HIDDEN, BLOCK_TOKENS = 512, 8, 2048, 2048
+MASK64 = (1 << 64) - 1
+
+
+def uniform(count, seed, scale, offset=0.0):
+    """train_common.h's uniform(): a splitmix-style hash of (seed, index) mapped to offset + scale * [-1, 1)."""
+    with np.errstate(over="ignore"):
+        z = np.uint64((seed << 32) & MASK64) + np.arange(count, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    u = (z >> np.uint64(40)).astype(np.float32) / np.float32(8388608.0) - np.float32(1.0)
+    return np.float32(offset) + np.float32(scale) * u
+
+
+def seed_of(name):
+    h = 2166136261
+    for c in name.encode():
+        h = ((h ^ c) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def linear_init(name, out, fan_in, bias):
+    bound = np.float32(1.0 / np.sqrt(np.float32(fan_in)))
+    return uniform(out if bias else out * fan_in, seed_of(name), bound)
+
+
+def labels(count, classes, seed):
+    u = uniform(count, seed, 0.5, 0.5)
+    return np.minimum(classes - 1, (u * classes).astype(np.int64))
+
+
+def mlp_params():
+    """{name: array} in PyTorch's Linear layout ([out, in] weights)."""
+    p = {}
+    for i in range(3):
+        fan_in, out = MLP_DIMS[i], MLP_DIMS[i + 1]
+        p[f"l{i}.weight"] = linear_init(f"l{i}.weight", out, fan_in, False).reshape(out, fan_in)
+        p[f"l{i}.bias"] = linear_init(f"l{i}.bias", out, fan_in, True)
+    return p
+
+
+BLOCK_SHAPES = {
+    "ln1.weight": (MODEL,), "ln1.bias": (MODEL,),
+    "attn.qkv.weight": (3 * MODEL, MODEL), "attn.qkv.bias": (3 * MODEL,),
+    "attn.proj.weight": (MODEL, MODEL), "attn.proj.bias": (MODEL,),
+    "ln2.weight": (MODEL,), "ln2.bias": (MODEL,),
+    "mlp.fc.weight": (HIDDEN, MODEL), "mlp.fc.bias": (HIDDEN,),
+    "mlp.proj.weight": (MODEL, HIDDEN), "mlp.proj.bias": (MODEL,),
+}
+
+
+def block_params():
+    p = {}
+    for name, shape in BLOCK_SHAPES.items():
+        is_bias = name.endswith(".bias")
+        if name.startswith("ln"):
+            p[name] = uniform(shape[0], seed_of(name), 0.1, 0.0 if is_bias else 1.0)
+        else:
+            fan_in = BLOCK_SHAPES[name[: -len("bias")] + "weight"][1] if is_bias else shape[1]
+            p[name] = linear_init(name, shape[0], fan_in, is_bias).reshape(shape)
+    return p
+
+
+def status_mib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return -1.0
+
+
+def reset_peak_rss():
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+class Torch:
+    def __init__(self, mode):
+        import torch
+        import torch.nn.functional as F
+
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+        self.torch, self.F, self.mode = torch, F, mode
+        print(f"# settings: torch {torch.__version__}, threads {torch.get_num_threads()}, mode {mode}, {environment()}")
+
+    def compiled(self, fn):
+        if self.mode == "eager":
+            return fn
+        return self.torch.compile(fn, mode="max-autotune" if self.mode == "max_autotune" else "default", dynamic=False)
+
+    def mlp(self, batch):
+        torch, F = self.torch, self.F
+        layers = [torch.nn.Linear(MLP_DIMS[i], MLP_DIMS[i + 1]) for i in range(3)]
+        net = torch.nn.Sequential(layers[0], torch.nn.ReLU(), layers[1], torch.nn.ReLU(), layers[2])
+        with torch.no_grad():
+            for name, values in mlp_params().items():
+                i, kind = int(name[1]), name.split(".")[1]
+                getattr(layers[i], kind).copy_(torch.from_numpy(values))
+        opt = torch.optim.SGD(net.parameters(), lr=MLP_LR)
+        x = torch.from_numpy(uniform(batch * MLP_DIMS[0], seed_of("mlp.x"), 1.0).reshape(batch, MLP_DIMS[0]))
+        y = torch.from_numpy(labels(batch, MLP_DIMS[3], seed_of("mlp.y")))
+        loss_of = self.compiled(lambda x, y: F.cross_entropy(net(x), y))
+        update = self.compiled(opt.step) if self.mode != "eager" else opt.step
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = loss_of(x, y)
+            loss.backward()
+            update()
+            return loss
+
+        def check():
+            step()
+            return float(step().item())
+
+        return check, step
+
+    def block(self, seq, bf16):
+        torch, F = self.torch, self.F
+        p = {n: torch.from_numpy(v).requires_grad_() for n, v in block_params().items()}
+        batch = BLOCK_TOKENS // seq
+        x = torch.from_numpy(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
+        dh = MODEL // HEADS
+
+        def forward(x):
+            b, t, d = x.shape
+            h = F.layer_norm(x, (d,), p["ln1.weight"], p["ln1.bias"], 1e-5)
+            q, k, v = F.linear(h, p["attn.qkv.weight"], p["attn.qkv.bias"]).split(d, -1)
+            q, k, v = (z.view(b, t, HEADS, dh).transpose(1, 2) for z in (q, k, v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+            h = x + F.linear(a, p["attn.proj.weight"], p["attn.proj.bias"])
+            m = F.layer_norm(h, (d,), p["ln2.weight"], p["ln2.bias"], 1e-5)
+            m = F.gelu(F.linear(m, p["mlp.fc.weight"], p["mlp.fc.bias"]), approximate="tanh")
+            return h + F.linear(m, p["mlp.proj.weight"], p["mlp.proj.bias"])
+
+        def loss(x):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                return forward(x).float().mean()
+
+        loss_of = self.compiled(loss)
+
+        def step():
+            for t in p.values():
+                t.grad = None
+            out = loss_of(x)
+            out.backward()
+            return out
+
+        def check():
+            step()
+            return float(sum(float((t.grad.double() ** 2).sum()) for t in p.values()))
+
+        return check, step
+
+
+class Jax:
+    def __init__(self):
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_platforms", "cpu")
+        self.jax, self.jnp = jax, jnp
+        print(f"# settings: jax {jax.__version__}, devices {jax.devices()}, {environment()}")
+
+    def mlp(self, batch):
+        jax, jnp = self.jax, self.jnp
+        params = {n: jax.device_put(v) for n, v in mlp_params().items()}
+        x = jax.device_put(uniform(batch * MLP_DIMS[0], seed_of("mlp.x"), 1.0).reshape(batch, MLP_DIMS[0]))
+        y = jax.device_put(labels(batch, MLP_DIMS[3], seed_of("mlp.y")).astype(np.int32))
+
+        def loss_fn(p, x, y):
+            h = x
+            for i in range(3):
+                h = h @ p[f"l{i}.weight"].T + p[f"l{i}.bias"]
+                if i < 2:
+                    h = jax.nn.relu(h)
+            logp = jax.nn.log_softmax(h, axis=-1)
+            return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=-1))
+
+        @functools.partial(jax.jit, donate_argnums=0)
+        def update(p, x, y):
+            loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+            return jax.tree_util.tree_map(lambda a, b: a - MLP_LR * b, p, g), loss
+
+        state = {"p": params}
+
+        def step():
+            state["p"], loss = update(state["p"], x, y)
+            return loss.block_until_ready()
+
+        def check():
+            step()
+            return float(step())
+
+        return check, step
+
+    def block(self, seq, bf16):
+        if bf16:
+            return None
+        jax, jnp = self.jax, self.jnp
+        params = {n: jax.device_put(v) for n, v in block_params().items()}
+        batch = BLOCK_TOKENS // seq
+        x = jax.device_put(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
+        dh = MODEL // HEADS
+
+        def layer_norm(x, w, b):
+            mean = jnp.mean(x, axis=-1, keepdims=True)
+            c = x - mean
+            return c * jax.lax.rsqrt(jnp.mean(c * c, axis=-1, keepdims=True) + 1e-5) * w + b
+
+        def linear(x, w, b):
+            return x @ w.T + b
+
+        def loss_fn(p, x):
+            b, t, d = x.shape
+            h = layer_norm(x, p["ln1.weight"], p["ln1.bias"])
+            q, k, v = jnp.split(linear(h, p["attn.qkv.weight"], p["attn.qkv.bias"]), 3, axis=-1)
+            q, k, v = (z.reshape(b, t, HEADS, dh) for z in (q, k, v))
+            a = jax.nn.dot_product_attention(q, k, v, is_causal=True).reshape(b, t, d)
+            h = x + linear(a, p["attn.proj.weight"], p["attn.proj.bias"])
+            m = layer_norm(h, p["ln2.weight"], p["ln2.bias"])
+            m = jax.nn.gelu(linear(m, p["mlp.fc.weight"], p["mlp.fc.bias"]), approximate=True)
+            return jnp.mean(h + linear(m, p["mlp.proj.weight"], p["mlp.proj.bias"]))
+
+        grads_of = jax.jit(jax.value_and_grad(loss_fn))
+
+        def step():
+            return jax.block_until_ready(grads_of(params, x))
+
+        def check():
+            _, g = step()
+            return float(sum(float(np.sum(np.asarray(t, dtype=np.float64) ** 2)) for t in g.values()))
+
+        return check, step
+
+
+def main():
+    tag, case = sys.argv[1], sys.argv[2]
+    runs = max(5, int(sys.argv[3])) if len(sys.argv) > 3 else 9
+    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune"}
+    fw = Jax() if tag == "jax" else Torch(modes[tag])
+    workload, size = case.rsplit(".", 1)
+    if workload == "mlp":
+        made = fw.mlp(int(size[1:]))
+    else:
+        made = fw.block(int(size[1:]), workload == "transformer_bf16")
+    if made is None:
+        return
+    check, step = made
+    base = status_mib("VmRSS")
+    reset_peak_rss()
+    value = check()
+    t = median_time(step, runs, 3 if workload == "mlp" else 2)
+    peak = status_mib("VmHWM") - base
+    print(f"{case}.{tag}_ms {t * 1e3:.6g} ms")
+    print(f"{case}.{tag}_peak_MiB {peak:.6g} MiB")
+    print(f"{case}.{tag}_check {value:.9g} check", flush=True)
+
+
+if __name__ == "__main__":
+    main()
