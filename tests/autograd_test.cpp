@@ -356,3 +356,32 @@ TEST(Autograd, TheOpsWithoutAGradientAreExactlyTheNonDifferentiableOnes) {
   }
   EXPECT_EQ(listed, 26);
 }
+
+// ReLU's backward masks the gradient with its output (y > 0 exactly where x > 0), as PyTorch's
+// threshold_backward: the pre-activation, a GEMM's result plus its bias, is then dead once the relu ran, so a
+// training step need not hold it beside the activation until the backward pass (an MLP step at batch 4096:
+// 128 -> 112 MiB resident).
+TEST(Autograd, ReluBackwardMasksWithItsOutput) {
+  xl::manual_seed(6);
+  auto x = xl::randn({256, 64});
+  auto w = xl::randn({512, 64}).requires_grad_();
+  auto b = xl::randn({512}).requires_grad_();
+  auto v = xl::randn({512, 8}).requires_grad_();
+  xl::sync();
+  auto y = xl::relu(xl::linear(x, w, b));
+  xl::sum(xl::matmul(y, v)).backward();
+  const std::string text = xl::debug::graph_text({b.grad()});
+  const size_t relu = text.find(" = relu(");
+  ASSERT_NE(relu, std::string::npos) << text;
+  const std::string relu_id = text.substr(text.rfind('%', relu), relu - text.rfind('%', relu));
+  EXPECT_NE(text.find("gt(" + relu_id + ","), std::string::npos) << text;
+  // The gradient itself: the mask of the positive pre-activations.
+  auto pre = (xl::matmul(x, w.t()) + b).to_vector<float>();
+  auto g = xl::matmul(xl::ones({256, 8}), v.t()).to_vector<float>();
+  auto gb = b.grad().to_vector<float>();
+  for (int64_t j = 0; j < 512; j += 37) {
+    double want = 0;
+    for (int64_t i = 0; i < 256; ++i) want += pre[i * 512 + j] > 0 ? g[i * 512 + j] : 0.0;
+    EXPECT_NEAR(gb[j], want, 1e-3 * (1 + std::fabs(want))) << j;
+  }
+}

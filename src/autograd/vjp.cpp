@@ -159,7 +159,9 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     case OpId::atan: return {g / (x * x + 1.0)};
     case OpId::tanh: return {g * (1.0 - y * y)};
     case OpId::sigmoid: return {g * y * (1.0 - y)};
-    case OpId::relu: return {where(x > 0, g, 0.0)};
+    // The mask from the output (y > 0 exactly where x > 0, NaN included), as PyTorch's threshold_backward:
+    // a relu fused behind a GEMM and its bias then leaves nothing of the pre-activation for backward to keep.
+    case OpId::relu: return {where(y > 0, g, 0.0)};
     case OpId::silu: {
       Tensor s = sigmoid(x);
       return {g * s * (x * (1.0 - s) + 1.0)};
