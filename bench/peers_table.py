@@ -7,8 +7,8 @@ process (LIMIT "memcpy", the default: a copy of the same traffic, `<case>.memcpy
 FLOPs at the FMA peak, `<case>.limit_ms`), as the median of the per-repeat ratios, and for each peer its median
 time and the ratio peer / xlite (median of the per-repeat ratios; "fastest" divides the peer's fastest repeat
 by xlite's median, the rule of BENCHMARKS.md). The check column is the largest relative difference between a
-peer's check value and xlite's. Where the programs printed `<case>.<program>_peak_MiB`, a second table gives
-each one's peak memory. The chart shows the ratios at every size, one panel per workload.
+peer's check value and xlite's. Where the programs printed `<case>.<program>_peak_MiB` and `_steady_MiB`, two
+more tables give each one's peak memory, over the whole case and over the timed calls alone. The chart shows the ratios at every size, one panel per workload.
 """
 
 import glob
@@ -92,28 +92,29 @@ def main():
                 worst = max(worst, abs(pc[0] - check[0]) / max(abs(check[0]), 1e-30))
         row.append(f"{worst:.1e}")
         print("| " + " | ".join(row) + " |")
-    memory_table(xlite, peer_runs)
+    memory_table(xlite, peer_runs, "peak")
+    memory_table(xlite, peer_runs, "steady")
     draw(plot, chart)
 
 
 LIMITS = {"memcpy": ("memcpy_ms", "x memcpy"), "fma": ("limit_ms", "x FMA peak")}
 
 
-def memory_table(xlite, peer_runs):
-    """Median peak MiB of each program per case, and each peer's over xlite's (> 1: xlite needs less)."""
-    rows = [c for c in cases(xlite) if values_of(xlite, f"{c}.xlite_peak_MiB")]
+def memory_table(xlite, peer_runs, kind):
+    """Median `kind` MiB of each program per case, and each peer's over xlite's (> 1: xlite needs less)."""
+    rows = [c for c in cases(xlite) if values_of(xlite, f"{c}.xlite_{kind}_MiB")]
     if not rows:
         return
-    header = ["case", "xlite MiB"]
+    header = [f"case ({kind} memory)", "xlite MiB"]
     for p in peer_runs:
         header += [f"{p} MiB", f"{p} / xlite"]
     print("\n| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for case in rows:
-        mine = statistics.median(values_of(xlite, f"{case}.xlite_peak_MiB"))
+        mine = statistics.median(values_of(xlite, f"{case}.xlite_{kind}_MiB"))
         row = [case, f"{mine:.1f}"]
         for p, runs in peer_runs.items():
-            theirs = values_of(runs, f"{case}.{p}_peak_MiB")
+            theirs = values_of(runs, f"{case}.{p}_{kind}_MiB")
             row += [f"{statistics.median(theirs):.1f}", f"{statistics.median(theirs) / mine:.2f}"] if theirs else ["-", "-"]
         print("| " + " | ".join(row) + " |")
 
