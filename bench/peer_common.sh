@@ -27,4 +27,12 @@ peer_setup() {
     THP_MEM_ALLOC_ENABLE=1)
 }
 
+# The Python that runs a peer: PyTorch/XLA needs the torch it was built with (.venv-xla), the others .venv-bench.
+peer_python() {
+  case "$1" in
+    torch_xla*) echo .venv-xla/bin/python ;;
+    *) echo .venv-bench/bin/python ;;
+  esac
+}
+
 load() { cut -d' ' -f1-3 /proc/loadavg; }

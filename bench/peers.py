@@ -3,8 +3,9 @@ PyTorch 2.x eager, torch.compile (inductor, default and max-autotune modes) and 
 
     .venv-bench/bin/python bench/peers.py FRAMEWORK [runs] [what]
 
-FRAMEWORK is torch_eager, inductor, inductor_max_autotune or jax; what is all, chains, rows or alone (as in
-peer_workloads). Prints `<workload>.<size>.<framework>_ms`, `.<framework>_memcpy_ms` (NumPy copying as many
+FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, torch_xla or torch_xla_compile (PyTorch/XLA's
+lazy tensors on its CPU PJRT device, cut after each call or under torch_xla.compile; run from .venv-xla);
+what is all, chains, rows or alone (as in peer_workloads). Prints `<workload>.<size>.<framework>_ms`, `.<framework>_memcpy_ms` (NumPy copying as many
 bytes in this process, so each process's bandwidth is known) and `.<framework>_check`, the weighted sum of
 sampled outputs that peer_workloads.cpp prints. Each time is the median of `runs` timed calls after three
 warm-up calls (which also compile).
@@ -119,6 +120,46 @@ class Torch:
         return self.F.cross_entropy(x, target)
 
 
+class TorchXla(Torch):
+    """PyTorch/XLA on its CPU PJRT device (PJRT_DEVICE=CPU): lazy tensors cut into a graph after the workload
+    (torch_xla.sync()), or the workload under torch_xla.compile; each call waits for the device."""
+
+    def __init__(self, mode):
+        os.environ.setdefault("PJRT_DEVICE", "CPU")
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+
+        super().__init__(mode)
+        self.torch_xla, self.xm = torch_xla, xm
+        self.device = torch_xla.device()
+        print(f"# settings: torch_xla {torch_xla.__version__}, device {self.device}, PJRT_DEVICE={os.environ['PJRT_DEVICE']}")
+
+    def wrap(self, fn):
+        if self.mode == "xla_compile":
+            return self.torch_xla.compile(fn)
+
+        def lazy(*args):
+            out = fn(*args)
+            self.torch_xla.sync()
+            return out
+
+        return lazy
+
+    def array(self, values, shape):
+        return super().array(values, shape).to(self.device)
+
+    def targets(self, values):
+        return super().targets(values).to(self.device)
+
+    def run(self, fn, *args):
+        out = fn(*args)
+        self.xm.wait_device_ops()
+        return out
+
+    def host(self, out):
+        return out.cpu().numpy()
+
+
 class Jax:
     def __init__(self):
         import jax
@@ -181,8 +222,14 @@ def main():
     tag = sys.argv[1]
     runs = max(5, int(sys.argv[2])) if len(sys.argv) > 2 else 9
     what = sys.argv[3] if len(sys.argv) > 3 else "all"
-    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune"}
-    fw = Jax() if tag == "jax" else Torch(modes[tag])
+    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune",
+             "torch_xla": "xla_lazy", "torch_xla_compile": "xla_compile"}
+    if tag == "jax":
+        fw = Jax()
+    elif tag.startswith("torch_xla"):
+        fw = TorchXla(modes[tag])
+    else:
+        fw = Torch(modes[tag])
     if what in ("all", "chains"):
         for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26):
             x = fw.array(input_values(n), (n,))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xlite against the frameworks users pick today, on the memory-bound workloads where they differ most
 # (bench/peer_workloads.cpp; the peers in bench/peers.py): PyTorch 2.x eager and torch.compile (inductor),
-# and JAX jit, from the project's .venv-bench (scripts/install-bench-deps.sh). The programs run one after
+# JAX jit and PyTorch/XLA (lazy), from the project's .venv-bench and .venv-xla (scripts/install-bench-deps.sh). The programs run one after
 # another, each repeat in the same order, so every ratio is taken within one repeat; the table
 # (bench/peers_table.py) shows medians over the repeats and each peer's fastest repeat, checks that every
 # framework computed the same values, and draws the ratios into a PNG chart.
@@ -9,8 +9,8 @@
 #   bash bench/peers.sh        # make bench runs it
 #
 # BENCH_BUILD (default build-bench), BENCH_RUNS (timed runs per case, default 9), BENCH_REPEAT (default 5),
-# BENCH_THREADS (default 2), BENCH_PEERS (default "torch_eager inductor jax"; inductor_max_autotune is the
-# other choice), BENCH_WHAT (all, chains, rows or alone; default all), BENCH_CHART (where the PNG goes,
+# BENCH_THREADS (default 2), BENCH_PEERS (default "torch_eager inductor jax torch_xla"; inductor_max_autotune
+# and torch_xla_compile are the other choices), BENCH_WHAT (all, chains, rows or alone; default all), BENCH_CHART (where the PNG goes,
 # default docs/bench/peers.png).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +19,7 @@ build=${BENCH_BUILD:-build-bench}
 runs=${BENCH_RUNS:-9}
 repeat=${BENCH_REPEAT:-5}
 threads=${BENCH_THREADS:-2}
-peers=${BENCH_PEERS:-torch_eager inductor jax}
+peers=${BENCH_PEERS:-torch_eager inductor jax torch_xla}
 what=${BENCH_WHAT:-all}
 chart=${BENCH_CHART:-docs/bench/peers.png}
 out="$build/bench-results/peers"
@@ -31,7 +31,7 @@ for i in $(seq 1 "$repeat"); do
   "$build/peer_workloads" "$what" "$runs" | tee "$out/xlite_$i.txt"
   for peer in $peers; do
     echo "== [$i/$repeat] $peer, load before: $(load)"
-    "${peer_env[@]}" .venv-bench/bin/python bench/peers.py "$peer" "$runs" "$what" 2>"$out/${peer}_$i.err" |
+    "${peer_env[@]}" "$(peer_python "$peer")" bench/peers.py "$peer" "$runs" "$what" 2>"$out/${peer}_$i.err" |
       tee "$out/${peer}_$i.txt"
   done
 done

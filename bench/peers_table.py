@@ -149,7 +149,7 @@ def draw(plot, chart):
             ax.plot([s for s, _ in points], [r for _, r in points], style, label=label)
         ax.axhline(1.0, color="grey", linewidth=0.8)
         ax.set_yscale("log")
-        ax.yaxis.set_major_locator(ticker.FixedLocator([0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20]))
+        ax.yaxis.set_major_locator(ticker.FixedLocator([0.2, 0.3, 0.5, 0.7, 0.85, 1, 1.2, 1.5, 2, 3, 5, 10, 20]))
         ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_title(workload, fontsize=9)

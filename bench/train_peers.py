@@ -4,7 +4,9 @@ weights and data (bench/train_common.h, written again here in NumPy), in PyTorch
 
     .venv-bench/bin/python bench/train_peers.py FRAMEWORK CASE [runs]
 
-FRAMEWORK is torch_eager, inductor, inductor_max_autotune or jax. CASE is mlp.b<batch>, transformer.s<seq> or
+FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, or torch_xla and torch_xla_compile (PyTorch/XLA's
+lazy tensors on its CPU PJRT device, cut at each step, or under torch_xla.compile; from .venv-xla, see
+scripts/install-bench-deps.sh). CASE is mlp.b<batch>, transformer.s<seq> or
 transformer_bf16.s<seq> (JAX has no bf16 case: it prints nothing for it). Each framework runs in its
 strongest usual form: PyTorch's attention is scaled_dot_product_attention(is_causal=True) and its bf16 is
 torch.autocast; inductor compiles the model's forward and backward and, separately, the optimizer's step;
@@ -110,12 +112,21 @@ class Torch:
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
         self.torch, self.F, self.mode = torch, F, mode
+        self.device = None
         print(f"# settings: torch {torch.__version__}, threads {torch.get_num_threads()}, mode {mode}, {environment()}")
 
     def compiled(self, fn):
-        if self.mode == "eager":
+        if self.mode in ("eager", "xla_lazy", "xla_compile"):
             return fn
         return self.torch.compile(fn, mode="max-autotune" if self.mode == "max_autotune" else "default", dynamic=False)
+
+    def on_device(self, values):
+        t = self.torch.from_numpy(values)
+        return t if self.device is None else t.to(self.device)
+
+    def stepper(self, step):
+        """The timed call: the step itself on the CPU; on an XLA device, also its execution, waited for."""
+        return step
 
     def mlp(self, batch):
         torch, F = self.torch, self.F
@@ -125,18 +136,22 @@ class Torch:
             for name, values in mlp_params().items():
                 i, kind = int(name[1]), name.split(".")[1]
                 getattr(layers[i], kind).copy_(torch.from_numpy(values))
+        if self.device is not None:
+            net.to(self.device)
         opt = torch.optim.SGD(net.parameters(), lr=MLP_LR)
-        x = torch.from_numpy(uniform(batch * MLP_DIMS[0], seed_of("mlp.x"), 1.0).reshape(batch, MLP_DIMS[0]))
-        y = torch.from_numpy(labels(batch, MLP_DIMS[3], seed_of("mlp.y")))
+        x = self.on_device(uniform(batch * MLP_DIMS[0], seed_of("mlp.x"), 1.0).reshape(batch, MLP_DIMS[0]))
+        y = self.on_device(labels(batch, MLP_DIMS[3], seed_of("mlp.y")))
         loss_of = self.compiled(lambda x, y: F.cross_entropy(net(x), y))
-        update = self.compiled(opt.step) if self.mode != "eager" else opt.step
+        update = self.compiled(opt.step) if self.mode in ("default", "max_autotune") else opt.step
 
-        def step():
+        def one_step():
             opt.zero_grad(set_to_none=True)
             loss = loss_of(x, y)
             loss.backward()
             update()
             return loss
+
+        step = self.stepper(one_step)
 
         def check():
             step()
@@ -146,9 +161,11 @@ class Torch:
 
     def block(self, seq, bf16):
         torch, F = self.torch, self.F
-        p = {n: torch.from_numpy(v).requires_grad_() for n, v in block_params().items()}
+        if bf16 and self.device is not None:
+            return None  # autocast to bf16 on the CPU backend of XLA: not measured
+        p = {n: self.on_device(v).requires_grad_() for n, v in block_params().items()}
         batch = BLOCK_TOKENS // seq
-        x = torch.from_numpy(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
+        x = self.on_device(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
         dh = MODEL // HEADS
 
         def forward(x):
@@ -168,18 +185,47 @@ class Torch:
 
         loss_of = self.compiled(loss)
 
-        def step():
+        def one_step():
             for t in p.values():
                 t.grad = None
             out = loss_of(x)
             out.backward()
             return out
 
+        step = self.stepper(one_step)
+
         def check():
             step()
-            return float(sum(float((t.grad.double() ** 2).sum()) for t in p.values()))
+            return float(sum(float((t.grad.detach().cpu().double() ** 2).sum()) for t in p.values()))
 
         return check, step
+
+
+class TorchXla(Torch):
+    """PyTorch/XLA on its CPU PJRT device: lazy tensors cut into a graph at each step (torch_xla.sync()), or
+    the step under torch_xla.compile; each timed call waits for the device to finish."""
+
+    def __init__(self, mode):
+        os.environ.setdefault("PJRT_DEVICE", "CPU")
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+
+        super().__init__(mode)
+        self.torch_xla, self.xm = torch_xla, xm
+        self.device = torch_xla.device()
+        print(f"# settings: torch_xla {torch_xla.__version__}, device {self.device}, PJRT_DEVICE={os.environ['PJRT_DEVICE']}")
+
+    def stepper(self, step):
+        run = self.torch_xla.compile(step) if self.mode == "xla_compile" else step
+
+        def synced():
+            out = run()
+            if self.mode != "xla_compile":
+                self.torch_xla.sync()
+            self.xm.wait_device_ops()
+            return out
+
+        return synced
 
 
 class Jax:
@@ -266,8 +312,14 @@ class Jax:
 def main():
     tag, case = sys.argv[1], sys.argv[2]
     runs = max(5, int(sys.argv[3])) if len(sys.argv) > 3 else 9
-    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune"}
-    fw = Jax() if tag == "jax" else Torch(modes[tag])
+    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune",
+             "torch_xla": "xla_lazy", "torch_xla_compile": "xla_compile"}
+    if tag == "jax":
+        fw = Jax()
+    elif tag.startswith("torch_xla"):
+        fw = TorchXla(modes[tag])
+    else:
+        fw = Torch(modes[tag])
     workload, size = case.rsplit(".", 1)
     if workload == "mlp":
         made = fw.mlp(int(size[1:]))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # xlite against the frameworks users pick today on training steps (bench/peer_training.cpp; the peers in
-# bench/train_peers.py): PyTorch 2.x eager and torch.compile (inductor) and JAX jit, from the project's
-# .venv-bench (scripts/install-bench-deps.sh), plus xlite's own eager mode. Every case runs in a process of its
+# bench/train_peers.py): PyTorch 2.x eager and torch.compile (inductor), JAX jit and PyTorch/XLA (lazy and
+# torch_xla.compile), from the project's .venv-bench and .venv-xla (scripts/install-bench-deps.sh), plus
+# xlite's own eager mode. Every case runs in a process of its
 # own (so each process's peak memory is that case's), the programs one after another in the same order in
 # every repeat, so every ratio is taken within one repeat; bench/peers_table.py prints the medians over the
 # repeats, each peer's fastest repeat, the check values, peak memory, and draws the ratios into a PNG chart.
@@ -9,8 +10,8 @@
 #   bash bench/train_peers.sh        # make bench runs it
 #
 # BENCH_BUILD (default build-bench), BENCH_RUNS (timed steps per case, default 5), BENCH_REPEAT (default 5),
-# BENCH_THREADS (default 2), BENCH_PEERS (default "xlite_eager torch_eager inductor jax";
-# inductor_max_autotune is the other choice), BENCH_CASES (default: the MLP at batch 64 to 4096, the block at
+# BENCH_THREADS (default 2), BENCH_PEERS (default "xlite_eager torch_eager inductor jax torch_xla
+# torch_xla_compile"; inductor_max_autotune is the other choice), BENCH_CASES (default: the MLP at batch 64 to 4096, the block at
 # sequence 128 to 2048 with 2048 tokens a step, and the block under bf16 autocast at 256 and 1024),
 # BENCH_CHART (default docs/bench/train_peers.png).
 set -euo pipefail
@@ -20,7 +21,7 @@ build=${BENCH_BUILD:-build-bench}
 runs=${BENCH_RUNS:-5}
 repeat=${BENCH_REPEAT:-5}
 threads=${BENCH_THREADS:-2}
-peers=${BENCH_PEERS:-xlite_eager torch_eager inductor jax}
+peers=${BENCH_PEERS:-xlite_eager torch_eager inductor jax torch_xla torch_xla_compile}
 cases=${BENCH_CASES:-mlp.b64 mlp.b256 mlp.b1024 mlp.b4096 transformer.s128 transformer.s256 transformer.s1024
   transformer.s2048 transformer_bf16.s256 transformer_bf16.s1024}
 chart=${BENCH_CHART:-docs/bench/train_peers.png}
@@ -36,7 +37,7 @@ for i in $(seq 1 "$repeat"); do
       if [ "$peer" = xlite_eager ]; then
         "$build/peer_training" "$case" "$runs" eager | tee -a "$out/${peer}_$i.txt"
       else
-        "${peer_env[@]}" .venv-bench/bin/python bench/train_peers.py "$peer" "$case" "$runs" 2>>"$out/${peer}_$i.err" |
+        "${peer_env[@]}" "$(peer_python "$peer")" bench/train_peers.py "$peer" "$case" "$runs" 2>>"$out/${peer}_$i.err" |
           tee -a "$out/${peer}_$i.txt"
       fi
     done
