@@ -21,8 +21,10 @@ from collections import defaultdict
 
 def read_runs(directory, program):
     """Per repeat, the {name: value} of one program's files, in repeat order."""
-    files = glob.glob(os.path.join(directory, f"{program}_*.txt"))
-    files.sort(key=lambda f: int(re.search(r"_(\d+)\.txt$", f).group(1)))
+    # Exactly PROGRAM_<repeat>.txt: "xlite_*" would also take xlite_eager's files.
+    pattern = re.compile(re.escape(program) + r"_(\d+)\.txt$")
+    files = [f for f in glob.glob(os.path.join(directory, f"{program}_*.txt")) if pattern.fullmatch(os.path.basename(f))]
+    files.sort(key=lambda f: int(pattern.fullmatch(os.path.basename(f)).group(1)))
     runs = []
     for path in files:
         values = {}
