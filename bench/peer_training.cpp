@@ -7,10 +7,13 @@
 //   transformer.s<seq>      the pre-LN block of train_bench (d_model 512, 8 heads, causal, 4x tanh-GELU MLP),
 //                           2048 tokens per step (batch = 2048 / seq): forward + backward of mean(output)
 //   transformer_bf16.s<seq> the same under xlite::autocast(bf16) (products in bf16 through oneDNN)
+//   chargpt.b<batch>        examples/chargpt.cpp's model (4 blocks, d_model 128, context 64, 96 tokens) and
+//                           AdamW: a full step; tokens a second = batch * 64 / time
 //
 // Output (bench/timing.h): `<case>.<tag>_ms` (tag xlite, or xlite_eager with the mode argument `eager`),
 // `<case>.limit_ms` (the step's matmul FLOPs at the FMA peak measured in this process; f32 cases only),
-// `<case>.check` (MLP: the loss after one SGD step; block: the sum of squared gradient norms after one step)
+// `<case>.check` (MLP and chargpt: the loss after one update; block: the sum of squared gradient norms after
+// one step)
 // and two peaks of resident memory above the process's once the parameters and inputs exist:
 // `<case>.<tag>_peak_MiB` over the whole case (the first calls, which compile, included) and
 // `<case>.<tag>_steady_MiB` over the timed calls alone (what training holds once it runs).
@@ -51,8 +54,10 @@ Case parse_case(const std::string& name) {
   Case c{name.substr(0, dot), std::atoll(name.c_str() + dot + 2)};
   const bool mlp = c.workload == "mlp" && name[dot + 1] == 'b';
   const bool block = (c.workload == "transformer" || c.workload == "transformer_bf16") && name[dot + 1] == 's';
-  if ((!mlp && !block) || c.size <= 0 || (block && kBlockTokens % c.size != 0))
-    throw std::runtime_error("unknown case " + name + " (mlp.b<batch>, transformer[_bf16].s<seq>, seq | 2048)");
+  const bool gpt = c.workload == "chargpt" && name[dot + 1] == 'b';
+  if ((!mlp && !block && !gpt) || c.size <= 0 || (block && kBlockTokens % c.size != 0))
+    throw std::runtime_error("unknown case " + name +
+                             " (mlp.b<batch>, transformer[_bf16].s<seq> with seq | 2048, chargpt.b<batch>)");
   return c;
 }
 
@@ -62,6 +67,22 @@ struct Steps {
   std::function<void()> step;
   double flops = 0;
 };
+
+// A training step (input, target) -> loss that also updates the weights, compiled or eager; the check is
+// the loss after one update from the shared initial weights, which checks the gradients too.
+template <typename Step>
+Steps loss_steps(Step step, const xl::Tensor& x, const xl::Tensor& y, bool eager, double flops) {
+  std::function<xl::Tensor()> run;
+  if (eager)
+    run = [=] { return step(x, y); };
+  else
+    run = [=, compiled = xl::compile(step)]() mutable { return compiled(x, y); };
+  return {[run] {
+            run();
+            return static_cast<double>(run().item<float>());
+          },
+          [run] { xl::sync({run()}); }, flops};
+}
 
 Steps mlp_case(int64_t batch, bool eager) {
   auto mlp = std::make_shared<Mlp>();
@@ -77,16 +98,25 @@ Steps mlp_case(int64_t batch, bool eager) {
     sgd->step();
     return loss;
   };
-  std::function<xl::Tensor()> run;
-  if (eager)
-    run = [=] { return step(x, y); };
-  else
-    run = [=, compiled = xl::compile(step)]() mutable { return compiled(x, y); };
-  return {[run] {
-            run();  // from the shared initial weights; the loss after one update checks the gradients too
-            return static_cast<double>(run().item<float>());
-          },
-          [run] { xl::sync({run()}); }, mlp_step_flops(batch)};
+  return loss_steps(step, x, y, eager, mlp_step_flops(batch));
+}
+
+Steps gpt_case(int64_t batch, bool eager) {
+  auto model = std::make_shared<Gpt>();
+  auto adamw = std::make_shared<xl::optim::AdamW>(
+      model->parameters(), kGptLr, xl::optim::AdamOptions{kGptBeta1, kGptBeta2, kGptEps, kGptWeightDecay});
+  xl::Tensor x = xl::tensor(labels(batch * kGptContext, kGptVocab, seed_of("gpt.x")), {batch, kGptContext});
+  xl::Tensor y = xl::tensor(labels(batch * kGptContext, kGptVocab, seed_of("gpt.y")), {batch, kGptContext});
+  xl::sync({x, y});
+  auto step = [model, adamw](const xl::Tensor& input, const xl::Tensor& target) {
+    adamw->zero_grad();
+    xl::Tensor logits = model->forward(input);
+    xl::Tensor loss = nn::cross_entropy(xl::reshape(logits, {-1, kGptVocab}), xl::reshape(target, {-1}));
+    loss.backward();
+    adamw->step();
+    return loss;
+  };
+  return loss_steps(step, x, y, eager, gpt_step_flops(batch));
 }
 
 Steps block_case(int64_t seq, bool bf16, bool eager) {
@@ -140,11 +170,13 @@ int main(int argc, char** argv) {
     const double peak_gflops = eager ? 0 : bench_peak::fma_peak_gflops();
     std::unique_ptr<xl::EagerModeGuard> eager_mode;
     if (eager) eager_mode = std::make_unique<xl::EagerModeGuard>(true);
-    Steps s = c.workload == "mlp" ? mlp_case(c.size, eager) : block_case(c.size, c.workload != "transformer", eager);
+    Steps s = c.workload == "mlp"       ? mlp_case(c.size, eager)
+              : c.workload == "chargpt" ? gpt_case(c.size, eager)
+                                        : block_case(c.size, c.workload != "transformer", eager);
     const double base = bench_memory::status_mib("VmRSS");
     bench_memory::reset_peak_rss();
     const double check = s.check();
-    for (int i = 0, warmup = c.workload == "mlp" ? 3 : 2; i < warmup; ++i) s.step();
+    for (int i = 0, warmup = c.workload.rfind("transformer", 0) == 0 ? 2 : 3; i < warmup; ++i) s.step();
     const double first = bench_memory::status_mib("VmHWM") - base;
     bench_memory::reset_peak_rss();
     const double t = time_one(s.step, 0);

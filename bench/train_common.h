@@ -20,6 +20,11 @@ inline const int64_t kMlpDims[4] = {kMlpIn, kMlpHidden, kMlpHidden, kMlpClasses}
 // loss = mean of the block's output; forward + backward.
 constexpr int64_t kTfBatch = 8, kTfSeq = 256, kTfModel = 512, kTfHeads = 8, kTfHidden = 4 * kTfModel;
 
+// 4. chargpt (examples/chargpt.cpp): 4 pre-LN blocks, 4 heads, d_model 128, context 64, batch 16, AdamW
+// (lr 3e-3, betas 0.9 and 0.99, eps 1e-8, weight decay 0.01), on a vocabulary of 96 characters.
+constexpr int64_t kGptLayers = 4, kGptHeads = 4, kGptModel = 128, kGptContext = 64, kGptBatch = 16, kGptVocab = 96;
+constexpr double kGptLr = 3e-3, kGptBeta1 = 0.9, kGptBeta2 = 0.99, kGptEps = 1e-8, kGptWeightDecay = 0.01;
+
 // 3. Host overhead: a chain of kOverheadIters x 4 elementwise ops on kOverheadElems-element tensors.
 constexpr int64_t kOverheadElems = 4, kOverheadIters = 250;
 
@@ -94,6 +99,21 @@ inline std::vector<float> block_param_init(const ParamSpec& p) {
     for (const ParamSpec& q : block_params())
       if (q.name == p.name.substr(0, p.name.size() - 4) + "weight") in = q.shape[1];
   return linear_init(p.name, out, in, is_bias);
+}
+
+// Initial values of any parameter of the models here, from its name and shape alone (so that the peers can
+// make them without the model): layer norms as norm_init, embeddings ("tokens.weight", "positions.weight")
+// uniform in [-0.1, 0.1), linear layers as PyTorch initialises them (a bias with its weight's fan-in,
+// `bias_fan_in`).
+inline std::vector<float> named_param_init(const std::string& name, const std::vector<int64_t>& shape,
+                                           int64_t bias_fan_in) {
+  const bool is_bias = name.size() > 5 && name.substr(name.size() - 5) == ".bias";
+  auto contains = [&](const char* part) { return name.find(part) != std::string::npos; };
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  if (contains("ln1.") || contains("ln2.") || contains("final_norm.")) return norm_init(name, shape[0], is_bias);
+  if (contains("tokens.") || contains("positions.")) return uniform(count, seed_of(name), 0.1f);
+  return is_bias ? linear_init(name, shape[0], bias_fan_in, true) : linear_init(name, shape[0], shape[1], false);
 }
 
 // Two numbers that summarise a gradient for comparing the two programs: its squared L2 norm, and its

@@ -45,14 +45,14 @@ struct Mlp {
   }
 };
 
-// One pre-LN transformer block: x + attn(ln1(x)), then h + mlp(ln2(h)).
+// One pre-LN transformer block: x + attn(ln1(x)), then h + mlp(ln2(h)) (4x hidden).
 class Block : public xlite::nn::UnaryModule {
  public:
-  Block() {
-    ln1 = register_module("ln1", std::make_shared<xlite::nn::LayerNorm>(kTfModel));
-    attn = register_module("attn", std::make_shared<xlite::nn::CausalSelfAttention>(kTfModel, kTfHeads));
-    ln2 = register_module("ln2", std::make_shared<xlite::nn::LayerNorm>(kTfModel));
-    mlp = register_module("mlp", std::make_shared<xlite::nn::MLP>(kTfModel, kTfHidden));
+  explicit Block(int64_t d_model = kTfModel, int64_t heads = kTfHeads) {
+    ln1 = register_module("ln1", std::make_shared<xlite::nn::LayerNorm>(d_model));
+    attn = register_module("attn", std::make_shared<xlite::nn::CausalSelfAttention>(d_model, heads));
+    ln2 = register_module("ln2", std::make_shared<xlite::nn::LayerNorm>(d_model));
+    mlp = register_module("mlp", std::make_shared<xlite::nn::MLP>(d_model, 4 * d_model));
   }
   xlite::Tensor forward(const xlite::Tensor& x) override {
     xlite::Tensor h = x + attn->forward(ln1->forward(x));
@@ -77,6 +77,48 @@ class Block : public xlite::nn::UnaryModule {
   std::shared_ptr<xlite::nn::CausalSelfAttention> attn;
   std::shared_ptr<xlite::nn::MLP> mlp;
 };
+
+// chargpt's model (examples/chargpt.cpp) with the peers' names: token and position embeddings, kGptLayers
+// blocks, a final layer norm and the head.
+class Gpt : public xlite::nn::Module {
+ public:
+  Gpt() {
+    tokens = register_module("tokens", std::make_shared<xlite::nn::Embedding>(kGptVocab, kGptModel));
+    positions = register_module("positions", std::make_shared<xlite::nn::Embedding>(kGptContext, kGptModel));
+    for (int64_t i = 0; i < kGptLayers; ++i)
+      blocks.push_back(register_module("block" + std::to_string(i), std::make_shared<Block>(kGptModel, kGptHeads)));
+    final_norm = register_module("final_norm", std::make_shared<xlite::nn::LayerNorm>(kGptModel));
+    head = register_module("head", std::make_shared<xlite::nn::Linear>(kGptModel, kGptVocab));
+    xlite::NoGradGuard no_grad;
+    std::vector<std::pair<std::string, xlite::Tensor>> named = named_parameters();
+    for (auto& [name, p] : named) {
+      int64_t bias_fan_in = 0;
+      const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+      for (auto& [other, q] : named)
+        if (is_bias && other == name.substr(0, name.size() - 4) + "weight") bias_fan_in = q.shape()[1];
+      std::vector<int64_t> shape(p.shape().begin(), p.shape().end());
+      assign(p, named_param_init(name, shape, bias_fan_in));
+    }
+    xlite::sync();
+  }
+  // idx [B, T] -> logits [B, T, vocab]
+  xlite::Tensor forward(const xlite::Tensor& idx) {
+    xlite::Tensor x = tokens->forward(idx) + positions->forward(xlite::arange(0, idx.shape()[1]));
+    for (auto& block : blocks) x = block->forward(x);
+    return head->forward(final_norm->forward(x));
+  }
+  std::shared_ptr<xlite::nn::Embedding> tokens, positions;
+  std::vector<std::shared_ptr<Block>> blocks;
+  std::shared_ptr<xlite::nn::LayerNorm> final_norm;
+  std::shared_ptr<xlite::nn::Linear> head;
+};
+
+// Matmul FLOPs of one chargpt step (forward and backward): per token and layer qkv, proj and the 4x MLP
+// (24 d^2 multiply-adds... 2 FLOPs each) and the attention products over the whole context; then the head.
+inline double gpt_step_flops(int64_t batch) {
+  const double tokens = static_cast<double>(batch) * kGptContext, d = kGptModel;
+  return 3 * tokens * (kGptLayers * (2 * 12 * d * d + 2 * 2 * kGptContext * d) + 2 * d * kGptVocab);
+}
 
 // Matmul FLOPs of one MLP training step at `batch`: forward, weight gradients, and input gradients (not for
 // the first layer's input).

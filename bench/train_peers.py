@@ -4,13 +4,14 @@ weights and data (bench/train_common.h, written again here in NumPy), in PyTorch
 
     .venv-bench/bin/python bench/train_peers.py FRAMEWORK CASE [runs]
 
-FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, or torch_xla and torch_xla_compile (PyTorch/XLA's
-lazy tensors on its CPU PJRT device, cut at each step, or under torch_xla.compile; from .venv-xla, see
-scripts/install-bench-deps.sh). CASE is mlp.b<batch>, transformer.s<seq> or
-transformer_bf16.s<seq> (JAX has no bf16 case: it prints nothing for it). Each framework runs in its
-strongest usual form: PyTorch's attention is scaled_dot_product_attention(is_causal=True) and its bf16 is
-torch.autocast; inductor compiles the model's forward and backward and, separately, the optimizer's step;
-JAX jits the whole step (value_and_grad and the SGD update, parameters donated) and uses
+FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, or torch_xla and torch_xla_compile
+(PyTorch/XLA's lazy tensors on its CPU PJRT device, cut at each step, or under torch_xla.compile; from
+.venv-xla, see scripts/install-bench-deps.sh). CASE is mlp.b<batch>, transformer.s<seq>,
+transformer_bf16.s<seq> or chargpt.b<batch> (JAX and PyTorch/XLA have no bf16 case: they print nothing for
+it). Each framework runs in its strongest usual form: PyTorch's attention is
+scaled_dot_product_attention(is_causal=True) and its bf16 is torch.autocast; inductor compiles the model's
+forward and backward and, separately, the optimizer's step; JAX jits the whole step (value_and_grad and the
+SGD or AdamW update, parameters and optimizer state donated) and uses
 jax.nn.dot_product_attention(is_causal=True). Prints `<case>.<framework>_ms` (median of `runs` timed calls
 after warm-up calls, which compile), `<case>.<framework>_check` (as peer_training.cpp) and
 `<case>.<framework>_peak_MiB` and `_steady_MiB` (peak resident memory above the resident memory once the
@@ -29,6 +30,8 @@ from peers import environment, median_time
 MLP_DIMS = (784, 1024, 1024, 10)
 MLP_LR = 0.01
 MODEL, HEADS, HIDDEN, BLOCK_TOKENS = 512, 8, 2048, 2048
+GPT_LAYERS, GPT_HEADS, GPT_MODEL, GPT_CONTEXT, GPT_VOCAB = 4, 4, 128, 64, 96
+GPT_LR, GPT_BETAS, GPT_EPS, GPT_WEIGHT_DECAY = 3e-3, (0.9, 0.99), 1e-8, 0.01
 MASK64 = (1 << 64) - 1
 
 
@@ -70,26 +73,44 @@ def mlp_params():
     return p
 
 
-BLOCK_SHAPES = {
-    "ln1.weight": (MODEL,), "ln1.bias": (MODEL,),
-    "attn.qkv.weight": (3 * MODEL, MODEL), "attn.qkv.bias": (3 * MODEL,),
-    "attn.proj.weight": (MODEL, MODEL), "attn.proj.bias": (MODEL,),
-    "ln2.weight": (MODEL,), "ln2.bias": (MODEL,),
-    "mlp.fc.weight": (HIDDEN, MODEL), "mlp.fc.bias": (HIDDEN,),
-    "mlp.proj.weight": (MODEL, HIDDEN), "mlp.proj.bias": (MODEL,),
-}
+def block_shapes(d, prefix=""):
+    return {
+        prefix + "ln1.weight": (d,), prefix + "ln1.bias": (d,),
+        prefix + "attn.qkv.weight": (3 * d, d), prefix + "attn.qkv.bias": (3 * d,),
+        prefix + "attn.proj.weight": (d, d), prefix + "attn.proj.bias": (d,),
+        prefix + "ln2.weight": (d,), prefix + "ln2.bias": (d,),
+        prefix + "mlp.fc.weight": (4 * d, d), prefix + "mlp.fc.bias": (4 * d,),
+        prefix + "mlp.proj.weight": (d, 4 * d), prefix + "mlp.proj.bias": (d,),
+    }
+
+
+def named_params(shapes):
+    """train_common.h's named_param_init for every parameter: layer norms, embeddings, linear layers."""
+    p = {}
+    for name, shape in shapes.items():
+        is_bias = name.endswith(".bias")
+        count = int(np.prod(shape))
+        if any(part in name for part in ("ln1.", "ln2.", "final_norm.")):
+            p[name] = uniform(shape[0], seed_of(name), 0.1, 0.0 if is_bias else 1.0)
+        elif any(part in name for part in ("tokens.", "positions.")):
+            p[name] = uniform(count, seed_of(name), 0.1).reshape(shape)
+        else:
+            fan_in = shapes[name[: -len("bias")] + "weight"][1] if is_bias else shape[1]
+            p[name] = linear_init(name, shape[0], fan_in, is_bias).reshape(shape)
+    return p
 
 
 def block_params():
-    p = {}
-    for name, shape in BLOCK_SHAPES.items():
-        is_bias = name.endswith(".bias")
-        if name.startswith("ln"):
-            p[name] = uniform(shape[0], seed_of(name), 0.1, 0.0 if is_bias else 1.0)
-        else:
-            fan_in = BLOCK_SHAPES[name[: -len("bias")] + "weight"][1] if is_bias else shape[1]
-            p[name] = linear_init(name, shape[0], fan_in, is_bias).reshape(shape)
-    return p
+    return named_params(block_shapes(MODEL))
+
+
+def gpt_shapes():
+    shapes = {"tokens.weight": (GPT_VOCAB, GPT_MODEL), "positions.weight": (GPT_CONTEXT, GPT_MODEL)}
+    for i in range(GPT_LAYERS):
+        shapes.update(block_shapes(GPT_MODEL, f"block{i}."))
+    shapes.update({"final_norm.weight": (GPT_MODEL,), "final_norm.bias": (GPT_MODEL,),
+                   "head.weight": (GPT_VOCAB, GPT_MODEL), "head.bias": (GPT_VOCAB,)})
+    return shapes
 
 
 def status_mib(field):
@@ -159,6 +180,53 @@ class Torch:
 
         return check, step
 
+    def block_forward(self, p, prefix, heads, x):
+        """The pre-LN block of train_models.h on [B, T, d], its parameters p[prefix + name]."""
+        F = self.F
+        b, t, d = x.shape
+        dh = d // heads
+        h = F.layer_norm(x, (d,), p[prefix + "ln1.weight"], p[prefix + "ln1.bias"], 1e-5)
+        q, k, v = F.linear(h, p[prefix + "attn.qkv.weight"], p[prefix + "attn.qkv.bias"]).split(d, -1)
+        q, k, v = (z.view(b, t, heads, dh).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+        h = x + F.linear(a, p[prefix + "attn.proj.weight"], p[prefix + "attn.proj.bias"])
+        m = F.layer_norm(h, (d,), p[prefix + "ln2.weight"], p[prefix + "ln2.bias"], 1e-5)
+        m = F.gelu(F.linear(m, p[prefix + "mlp.fc.weight"], p[prefix + "mlp.fc.bias"]), approximate="tanh")
+        return h + F.linear(m, p[prefix + "mlp.proj.weight"], p[prefix + "mlp.proj.bias"])
+
+    def gpt(self, batch):
+        torch, F = self.torch, self.F
+        p = {n: self.on_device(v).requires_grad_() for n, v in named_params(gpt_shapes()).items()}
+        opt = torch.optim.AdamW(p.values(), lr=GPT_LR, betas=GPT_BETAS, eps=GPT_EPS, weight_decay=GPT_WEIGHT_DECAY)
+        x = self.on_device(labels(batch * GPT_CONTEXT, GPT_VOCAB, seed_of("gpt.x")).reshape(batch, GPT_CONTEXT))
+        y = self.on_device(labels(batch * GPT_CONTEXT, GPT_VOCAB, seed_of("gpt.y")).reshape(batch, GPT_CONTEXT))
+
+        def loss(x, y):
+            h = F.embedding(x, p["tokens.weight"]) + p["positions.weight"][: x.shape[1]]
+            for i in range(GPT_LAYERS):
+                h = self.block_forward(p, f"block{i}.", GPT_HEADS, h)
+            h = F.layer_norm(h, (GPT_MODEL,), p["final_norm.weight"], p["final_norm.bias"], 1e-5)
+            logits = F.linear(h, p["head.weight"], p["head.bias"])
+            return F.cross_entropy(logits.reshape(-1, GPT_VOCAB), y.reshape(-1))
+
+        loss_of = self.compiled(loss)
+        update = self.compiled(opt.step) if self.mode in ("default", "max_autotune") else opt.step
+
+        def one_step():
+            opt.zero_grad(set_to_none=True)
+            out = loss_of(x, y)
+            out.backward()
+            update()
+            return out
+
+        step = self.stepper(one_step)
+
+        def check():
+            step()
+            return float(step().item())
+
+        return check, step
+
     def block(self, seq, bf16):
         torch, F = self.torch, self.F
         if bf16 and self.device is not None:
@@ -166,18 +234,7 @@ class Torch:
         p = {n: self.on_device(v).requires_grad_() for n, v in block_params().items()}
         batch = BLOCK_TOKENS // seq
         x = self.on_device(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
-        dh = MODEL // HEADS
-
-        def forward(x):
-            b, t, d = x.shape
-            h = F.layer_norm(x, (d,), p["ln1.weight"], p["ln1.bias"], 1e-5)
-            q, k, v = F.linear(h, p["attn.qkv.weight"], p["attn.qkv.bias"]).split(d, -1)
-            q, k, v = (z.view(b, t, HEADS, dh).transpose(1, 2) for z in (q, k, v))
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
-            h = x + F.linear(a, p["attn.proj.weight"], p["attn.proj.bias"])
-            m = F.layer_norm(h, (d,), p["ln2.weight"], p["ln2.bias"], 1e-5)
-            m = F.gelu(F.linear(m, p["mlp.fc.weight"], p["mlp.fc.bias"]), approximate="tanh")
-            return h + F.linear(m, p["mlp.proj.weight"], p["mlp.proj.bias"])
+        forward = functools.partial(self.block_forward, p, "", HEADS)
 
         def loss(x):
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
@@ -269,6 +326,69 @@ class Jax:
 
         return check, step
 
+    def layer_norm(self, x, w, b):
+        jnp = self.jnp
+        c = x - jnp.mean(x, axis=-1, keepdims=True)
+        return c * self.jax.lax.rsqrt(jnp.mean(c * c, axis=-1, keepdims=True) + 1e-5) * w + b
+
+    def block_forward(self, p, prefix, heads, x):
+        """The pre-LN block of train_models.h on [B, T, d], its parameters p[prefix + name]."""
+        jax, jnp = self.jax, self.jnp
+        b, t, d = x.shape
+
+        def linear(x, name):
+            return x @ p[prefix + name + ".weight"].T + p[prefix + name + ".bias"]
+
+        h = self.layer_norm(x, p[prefix + "ln1.weight"], p[prefix + "ln1.bias"])
+        q, k, v = (z.reshape(b, t, heads, d // heads) for z in jnp.split(linear(h, "attn.qkv"), 3, axis=-1))
+        a = jax.nn.dot_product_attention(q, k, v, is_causal=True).reshape(b, t, d)
+        h = x + linear(a, "attn.proj")
+        m = self.layer_norm(h, p[prefix + "ln2.weight"], p[prefix + "ln2.bias"])
+        return h + linear(jax.nn.gelu(linear(m, "mlp.fc"), approximate=True), "mlp.proj")
+
+    def gpt(self, batch):
+        jax, jnp = self.jax, self.jnp
+        params = {n: jax.device_put(v) for n, v in named_params(gpt_shapes()).items()}
+        x = jax.device_put(labels(batch * GPT_CONTEXT, GPT_VOCAB, seed_of("gpt.x")).reshape(batch, GPT_CONTEXT))
+        y = jax.device_put(labels(batch * GPT_CONTEXT, GPT_VOCAB, seed_of("gpt.y")).reshape(batch, GPT_CONTEXT))
+        b1, b2 = GPT_BETAS
+
+        def loss_fn(p, x, y):
+            h = p["tokens.weight"][x] + p["positions.weight"][: x.shape[1]]
+            for i in range(GPT_LAYERS):
+                h = self.block_forward(p, f"block{i}.", GPT_HEADS, h)
+            h = self.layer_norm(h, p["final_norm.weight"], p["final_norm.bias"])
+            logp = jax.nn.log_softmax(h @ p["head.weight"].T + p["head.bias"], axis=-1)
+            return -jnp.mean(jnp.take_along_axis(logp, y[..., None], axis=-1))
+
+        # AdamW as torch.optim.AdamW computes it: decay first, then the bias-corrected step.
+        @functools.partial(jax.jit, donate_argnums=(0, 1, 2))
+        def update(p, m, v, t, x, y):
+            loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+            t = t + 1
+            m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, m, g)
+            v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, v, g)
+            c1, c2 = 1 - b1**t, 1 - b2**t
+
+            def new(p, m, v):
+                return p * (1 - GPT_LR * GPT_WEIGHT_DECAY) - GPT_LR * (m / c1) / (jnp.sqrt(v) / jnp.sqrt(c2) + GPT_EPS)
+
+            return jax.tree_util.tree_map(new, p, m, v), m, v, t, loss
+
+        zeros = {n: jnp.zeros_like(a) for n, a in params.items()}
+        state = {"p": params, "m": zeros, "v": {n: jnp.zeros_like(a) for n, a in params.items()}, "t": 0}
+
+        def step():
+            state["p"], state["m"], state["v"], state["t"], loss = update(
+                state["p"], state["m"], state["v"], state["t"], x, y)
+            return loss.block_until_ready()
+
+        def check():
+            step()
+            return float(step())
+
+        return check, step
+
     def block(self, seq, bf16):
         if bf16:
             return None
@@ -276,26 +396,9 @@ class Jax:
         params = {n: jax.device_put(v) for n, v in block_params().items()}
         batch = BLOCK_TOKENS // seq
         x = jax.device_put(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
-        dh = MODEL // HEADS
-
-        def layer_norm(x, w, b):
-            mean = jnp.mean(x, axis=-1, keepdims=True)
-            c = x - mean
-            return c * jax.lax.rsqrt(jnp.mean(c * c, axis=-1, keepdims=True) + 1e-5) * w + b
-
-        def linear(x, w, b):
-            return x @ w.T + b
 
         def loss_fn(p, x):
-            b, t, d = x.shape
-            h = layer_norm(x, p["ln1.weight"], p["ln1.bias"])
-            q, k, v = jnp.split(linear(h, p["attn.qkv.weight"], p["attn.qkv.bias"]), 3, axis=-1)
-            q, k, v = (z.reshape(b, t, HEADS, dh) for z in (q, k, v))
-            a = jax.nn.dot_product_attention(q, k, v, is_causal=True).reshape(b, t, d)
-            h = x + linear(a, p["attn.proj.weight"], p["attn.proj.bias"])
-            m = layer_norm(h, p["ln2.weight"], p["ln2.bias"])
-            m = jax.nn.gelu(linear(m, p["mlp.fc.weight"], p["mlp.fc.bias"]), approximate=True)
-            return jnp.mean(h + linear(m, p["mlp.proj.weight"], p["mlp.proj.bias"]))
+            return jnp.mean(self.block_forward(p, "", HEADS, x))
 
         grads_of = jax.jit(jax.value_and_grad(loss_fn))
 
@@ -323,6 +426,8 @@ def main():
     workload, size = case.rsplit(".", 1)
     if workload == "mlp":
         made = fw.mlp(int(size[1:]))
+    elif workload == "chargpt":
+        made = fw.gpt(int(size[1:]))
     else:
         made = fw.block(int(size[1:]), workload == "transformer_bf16")
     if made is None:
@@ -331,7 +436,7 @@ def main():
     base = status_mib("VmRSS")
     reset_peak_rss()
     value = check()
-    for _ in range(3 if workload == "mlp" else 2):
+    for _ in range(2 if workload.startswith("transformer") else 3):
         step()
     first = status_mib("VmHWM") - base
     reset_peak_rss()

@@ -12,7 +12,8 @@
 # BENCH_BUILD (default build-bench), BENCH_RUNS (timed steps per case, default 5), BENCH_REPEAT (default 5),
 # BENCH_THREADS (default 2), BENCH_PEERS (default "xlite_eager torch_eager inductor jax torch_xla
 # torch_xla_compile"; inductor_max_autotune is the other choice), BENCH_CASES (default: the MLP at batch 64 to 4096, the block at
-# sequence 128 to 2048 with 2048 tokens a step, and the block under bf16 autocast at 256 and 1024),
+# sequence 128 to 2048 with 2048 tokens a step, the block under bf16 autocast at 256 and 1024, and chargpt's
+# model and AdamW at batch 16, as examples/chargpt.cpp trains it, and 64),
 # BENCH_CHART (default docs/bench/train_peers.png).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +24,7 @@ repeat=${BENCH_REPEAT:-5}
 threads=${BENCH_THREADS:-2}
 peers=${BENCH_PEERS:-xlite_eager torch_eager inductor jax torch_xla torch_xla_compile}
 cases=${BENCH_CASES:-mlp.b64 mlp.b256 mlp.b1024 mlp.b4096 transformer.s128 transformer.s256 transformer.s1024
-  transformer.s2048 transformer_bf16.s256 transformer_bf16.s1024}
+  transformer.s2048 transformer_bf16.s256 transformer_bf16.s1024 chargpt.b16 chargpt.b64}
 chart=${BENCH_CHART:-docs/bench/train_peers.png}
 out="$build/bench-results/train_peers"
 # shellcheck source=bench/peer_common.sh
