@@ -41,6 +41,30 @@ def environment():
     return " ".join(f"{n}={os.environ.get(n, '(unset)')}" for n in names)
 
 
+# PyTorch's mode for each of its peer names: eager, torch.compile's modes, and PyTorch/XLA's two.
+TORCH_MODES = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune",
+               "torch_xla": "xla_lazy", "torch_xla_compile": "xla_compile"}
+
+
+def make_framework(tag, torch_class, xla_class, jax_class):
+    """The framework a peer name stands for, made from one script's classes for PyTorch, PyTorch/XLA and JAX."""
+    if tag == "jax":
+        return jax_class()
+    return (xla_class if tag.startswith("torch_xla") else torch_class)(TORCH_MODES[tag])
+
+
+def open_xla():
+    """PyTorch/XLA on its CPU PJRT device (unless PJRT_DEVICE says otherwise): (torch_xla, xla_model, device),
+    with its settings printed."""
+    os.environ.setdefault("PJRT_DEVICE", "CPU")
+    import torch_xla
+    import torch_xla.core.xla_model as xm
+
+    device = torch_xla.device()
+    print(f"# settings: torch_xla {torch_xla.__version__}, device {device}, PJRT_DEVICE={os.environ['PJRT_DEVICE']}")
+    return torch_xla, xm, device
+
+
 def median_time(fn, runs, warmup=3):
     for _ in range(warmup):
         fn()
@@ -125,14 +149,8 @@ class TorchXla(Torch):
     (torch_xla.sync()), or the workload under torch_xla.compile; each call waits for the device."""
 
     def __init__(self, mode):
-        os.environ.setdefault("PJRT_DEVICE", "CPU")
-        import torch_xla
-        import torch_xla.core.xla_model as xm
-
         super().__init__(mode)
-        self.torch_xla, self.xm = torch_xla, xm
-        self.device = torch_xla.device()
-        print(f"# settings: torch_xla {torch_xla.__version__}, device {self.device}, PJRT_DEVICE={os.environ['PJRT_DEVICE']}")
+        self.torch_xla, self.xm, self.device = open_xla()
 
     def wrap(self, fn):
         if self.mode == "xla_compile":
@@ -222,14 +240,7 @@ def main():
     tag = sys.argv[1]
     runs = max(5, int(sys.argv[2])) if len(sys.argv) > 2 else 9
     what = sys.argv[3] if len(sys.argv) > 3 else "all"
-    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune",
-             "torch_xla": "xla_lazy", "torch_xla_compile": "xla_compile"}
-    if tag == "jax":
-        fw = Jax()
-    elif tag.startswith("torch_xla"):
-        fw = TorchXla(modes[tag])
-    else:
-        fw = Torch(modes[tag])
+    fw = make_framework(tag, Torch, TorchXla, Jax)
     if what in ("all", "chains"):
         for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26):
             x = fw.array(input_values(n), (n,))

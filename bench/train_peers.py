@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from peers import environment, median_time
+from peers import environment, make_framework, median_time, open_xla
 
 MLP_DIMS = (784, 1024, 1024, 10)
 MLP_LR = 0.01
@@ -149,6 +149,26 @@ class Torch:
         """The timed call: the step itself on the CPU; on an XLA device, also its execution, waited for."""
         return step
 
+    def loss_steps(self, opt, loss, x, y):
+        """A training step of loss(x, y) and opt, compiled as the mode says, timed through stepper; the check is
+        the loss after one update from the shared initial weights, which checks the gradients too."""
+        loss_of, update = self.compiled(loss), self.compiled(opt.step)
+
+        def one_step():
+            opt.zero_grad(set_to_none=True)
+            out = loss_of(x, y)
+            out.backward()
+            update()
+            return out
+
+        step = self.stepper(one_step)
+
+        def check():
+            step()
+            return float(step().item())
+
+        return check, step
+
     def mlp(self, batch):
         torch, F = self.torch, self.F
         layers = [torch.nn.Linear(MLP_DIMS[i], MLP_DIMS[i + 1]) for i in range(3)]
@@ -162,23 +182,7 @@ class Torch:
         opt = torch.optim.SGD(net.parameters(), lr=MLP_LR)
         x = self.on_device(uniform(batch * MLP_DIMS[0], seed_of("mlp.x"), 1.0).reshape(batch, MLP_DIMS[0]))
         y = self.on_device(labels(batch, MLP_DIMS[3], seed_of("mlp.y")))
-        loss_of = self.compiled(lambda x, y: F.cross_entropy(net(x), y))
-        update = self.compiled(opt.step) if self.mode in ("default", "max_autotune") else opt.step
-
-        def one_step():
-            opt.zero_grad(set_to_none=True)
-            loss = loss_of(x, y)
-            loss.backward()
-            update()
-            return loss
-
-        step = self.stepper(one_step)
-
-        def check():
-            step()
-            return float(step().item())
-
-        return check, step
+        return self.loss_steps(opt, lambda x, y: F.cross_entropy(net(x), y), x, y)
 
     def block_forward(self, p, prefix, heads, x):
         """The pre-LN block of train_models.h on [B, T, d], its parameters p[prefix + name]."""
@@ -209,23 +213,7 @@ class Torch:
             logits = F.linear(h, p["head.weight"], p["head.bias"])
             return F.cross_entropy(logits.reshape(-1, GPT_VOCAB), y.reshape(-1))
 
-        loss_of = self.compiled(loss)
-        update = self.compiled(opt.step) if self.mode in ("default", "max_autotune") else opt.step
-
-        def one_step():
-            opt.zero_grad(set_to_none=True)
-            out = loss_of(x, y)
-            out.backward()
-            update()
-            return out
-
-        step = self.stepper(one_step)
-
-        def check():
-            step()
-            return float(step().item())
-
-        return check, step
+        return self.loss_steps(opt, loss, x, y)
 
     def block(self, seq, bf16):
         torch, F = self.torch, self.F
@@ -263,14 +251,8 @@ class TorchXla(Torch):
     the step under torch_xla.compile; each timed call waits for the device to finish."""
 
     def __init__(self, mode):
-        os.environ.setdefault("PJRT_DEVICE", "CPU")
-        import torch_xla
-        import torch_xla.core.xla_model as xm
-
         super().__init__(mode)
-        self.torch_xla, self.xm = torch_xla, xm
-        self.device = torch_xla.device()
-        print(f"# settings: torch_xla {torch_xla.__version__}, device {self.device}, PJRT_DEVICE={os.environ['PJRT_DEVICE']}")
+        self.torch_xla, self.xm, self.device = open_xla()
 
     def stepper(self, step):
         run = self.torch_xla.compile(step) if self.mode == "xla_compile" else step
@@ -415,14 +397,7 @@ class Jax:
 def main():
     tag, case = sys.argv[1], sys.argv[2]
     runs = max(5, int(sys.argv[3])) if len(sys.argv) > 3 else 9
-    modes = {"torch_eager": "eager", "inductor": "default", "inductor_max_autotune": "max_autotune",
-             "torch_xla": "xla_lazy", "torch_xla_compile": "xla_compile"}
-    if tag == "jax":
-        fw = Jax()
-    elif tag.startswith("torch_xla"):
-        fw = TorchXla(modes[tag])
-    else:
-        fw = Torch(modes[tag])
+    fw = make_framework(tag, Torch, TorchXla, Jax)
     workload, size = case.rsplit(".", 1)
     if workload == "mlp":
         made = fw.mlp(int(size[1:]))
