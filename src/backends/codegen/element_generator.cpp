@@ -99,12 +99,15 @@ llvm::Value* ElementGenerator::linear(Index* idx) {
 const std::vector<llvm::Value*>& ElementGenerator::multi(Index* idx) {
   if (!idx->multi.empty() || idx->shape.empty()) return idx->multi;
   idx->multi.resize(idx->shape.size());
+  // The outermost dim of size > 1 takes what the inner ones leave, with no division (dims of size 1 are 0).
+  size_t outermost = 0;
+  while (outermost + 1 < idx->shape.size() && idx->shape[outermost] == 1) ++outermost;
   llvm::Value* rest = idx->linear;
   for (int64_t d = static_cast<int64_t>(idx->shape.size()) - 1; d >= 0; --d) {
     int64_t size = idx->shape[d];
     if (size == 1) {
       idx->multi[d] = i64c(0);
-    } else if (d == 0) {
+    } else if (d == static_cast<int64_t>(outermost)) {
       idx->multi[d] = rest;
     } else {
       idx->multi[d] = b_.CreateURem(rest, i64c(size));
@@ -143,26 +146,13 @@ Index* ElementGenerator::reshaped_index(Index* idx, const Shape& in_shape) {
         in_size *= in_shape[--j0];
       }
     }
-    llvm::Value* group = nullptr;  // the group's linear index
-    int64_t stride = 1;
-    for (int64_t d = i - 1; d >= i0; --d) {
-      if (out_shape[d] == 1) continue;
-      llvm::Value* term = stride == 1 ? out[d] : b_.CreateMul(out[d], i64c(stride));
-      group = group ? b_.CreateAdd(group, term) : term;
-      stride *= out_shape[d];
-    }
-    int64_t outermost = j0;  // the group's outermost input dim of size > 1 takes what the others leave
-    while (outermost < j - 1 && in_shape[outermost] == 1) ++outermost;
-    llvm::Value* rest = group ? group : i64c(0);
-    for (int64_t d = j - 1; d >= j0; --d) {
-      if (in_shape[d] == 1) continue;
-      if (d == outermost) {
-        in[d] = rest;
-      } else {
-        in[d] = b_.CreateURem(rest, i64c(in_shape[d]));
-        rest = b_.CreateUDiv(rest, i64c(in_shape[d]));
-      }
-    }
+    // The group's linear index, split again over its input dims.
+    Index* group_out = with_multi(Shape(out_shape.begin() + i0, out_shape.begin() + i),
+                                  std::vector<llvm::Value*>(out.begin() + i0, out.begin() + i));
+    Index* group_in = make_index(Shape(in_shape.begin() + j0, in_shape.begin() + j));
+    group_in->linear = linear(group_out);
+    const std::vector<llvm::Value*>& split = multi(group_in);
+    std::copy(split.begin(), split.end(), in.begin() + j0);
     i = i0;
     j = j0;
   }
