@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/half.h"
 #include "kernels/vector_math.h"
 
 namespace k = xlite::kernels;
@@ -74,3 +75,36 @@ TEST(VectorMath, DotRowsAndAddScaledRowsMatchTheScalarLoops) {
     }
 }
 }  // namespace
+
+// The vector rounding gives float_to_bf16's bits: ties to even both ways, NaN kept quiet (sign and payload
+// top bits), infinities, the largest finite values rounding up to inf, subnormals, and a ragged tail.
+TEST(VectorMath, RoundToBf16GivesTheScalarRoundingsBits) {
+  auto from_bits = [](uint32_t bits) { return xlite::bits_float(bits); };
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.5f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::max(),
+                          std::numeric_limits<float>::denorm_min(),
+                          from_bits(0x3f808000u) /* tie, even below */,
+                          from_bits(0x3f818000u) /* tie, odd below: rounds up */,
+                          from_bits(0x3f808001u),
+                          from_bits(0x7f800001u) /* signalling NaN */,
+                          from_bits(0xffc12345u)};
+  for (int i = 0; i < 70; ++i)
+    x.push_back(std::sin(static_cast<float>(i)) * std::pow(10.0f, static_cast<float>(i % 9 - 4)));
+  for (size_t n : {x.size(), size_t{16}, size_t{5}, size_t{0}}) {
+    std::vector<uint16_t> got(n, 0xdead), want(n);
+    xlite::kernels::round_to_bf16(x.data(), static_cast<int64_t>(n), got.data());
+    xlite::kernels::round_to_bf16_generic(x.data(), static_cast<int64_t>(n), want.data());
+    EXPECT_EQ(got, want) << n << " values";
+  }
+  uint16_t bits[3];
+  const float edges[3] = {from_bits(0x3f808000u), from_bits(0x3f818000u), from_bits(0x7f800001u)};
+  xlite::kernels::round_to_bf16(edges, 3, bits);
+  EXPECT_EQ(bits[0], 0x3f80) << "a tie rounds to the even neighbour";
+  EXPECT_EQ(bits[1], 0x3f82) << "a tie rounds to the even neighbour";
+  EXPECT_EQ(bits[2], 0x7fc0) << "a NaN stays a (quiet) NaN";
+}

@@ -184,7 +184,9 @@ Tensor tgmm(const Tensor& lhs, const Tensor& rhs, const Tensor& group_sizes);
 
 // softmax(q k^T * sm_scale + mask) v without materializing the scores: q [B, H, Sq, D], k and v
 // [B, Hkv, Skv, D] with H a multiple of Hkv (grouped- and multi-query attention), f32 or f64 (slow: for
-// checking gradients), or all three f16 or bf16 (computed in f32, the output in their dtype). causal masks are
+// checking gradients), or all three bf16 (as PyTorch's CPU kernel: bf16 tile products, the probabilities
+// rounded to bf16 for theirs, accumulating in f32; softmax statistics and gradient sums in f32) or f16
+// (computed in f32); the output and gradients come in the inputs' dtype. causal masks are
 // aligned to the end (query i sees keys j <= i + Skv - Sq); with segment ids (i32 [B, Sq] and [B, Skv]) a
 // query sees only keys of its own segment. A row that sees no key gives zeros. Differentiable in q, k, v
 // (a tiled backward that recomputes the probabilities from the saved log-sum-exp).

@@ -2,6 +2,8 @@
 // Cephes' degree-5 minimax P is within about 1 ulp. ln 2 is split in two so that n ln 2 is subtracted exactly.
 #include "kernels/vector_math.h"
 
+#include "core/half.h"
+
 // GCC 12's AVX-512 intrinsics start from a self-initialised "undefined" vector, which its uninitialised-use
 // warnings report (GCC bug 105593); the warnings are silenced for this header only, where they are false.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -119,7 +121,36 @@ __attribute__((target("avx512f"))) void add_scaled_rows_512(float* rows, int64_t
   }
 }
 
+// float_to_bf16 on 16 lanes: the same bits.
+__attribute__((target("avx512f"))) __m256i bf16_512(__m512 v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  rounded = _mm512_mask_mov_epi32(rounded, nan, _mm512_or_si512(bits, _mm512_set1_epi32(0x400000)));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+}
+
+__attribute__((target("avx512f"))) void round_to_bf16_512(const float* x, int64_t n, uint16_t* out) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bf16_512(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 tail = tail_mask(n - i);
+    _mm512_mask_cvtepi32_storeu_epi16(out + i, tail,
+                                      _mm512_cvtepu16_epi32(bf16_512(_mm512_maskz_loadu_ps(tail, x + i))));
+  }
+}
+
 }  // namespace
+
+void round_to_bf16_generic(const float* x, int64_t n, uint16_t* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(x[i]);
+}
+
+void round_to_bf16(const float* x, int64_t n, uint16_t* out) {
+  cpu_has_avx512() ? round_to_bf16_512(x, n, out) : round_to_bf16_generic(x, n, out);
+}
 
 void dot_rows_generic(const float* rows, int64_t count, const float* x, int64_t n, float* out, int64_t out_stride) {
   for (int64_t r = 0; r < count; ++r) {

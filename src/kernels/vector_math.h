@@ -24,6 +24,9 @@ void dot_rows(const float* rows, int64_t count, const float* x, int64_t n, float
 // rows[r * n, (r + 1) * n) += alpha[r * alpha_stride] * x[0, n), for r < count: one pass over x.
 void add_scaled_rows(float* rows, int64_t count, const float* alpha, int64_t alpha_stride, const float* x, int64_t n);
 
+// out[0, n) = x[0, n) rounded to bf16 (to nearest even, NaN kept quiet): the operands of bf16 tile products.
+void round_to_bf16(const float* x, int64_t n, uint16_t* out);
+
 // The scalar loops: the f32 path of CPUs without AVX-512 (and what the vector path is tested against), and
 // the f64 path, which is for checking gradients.
 template <class T>
@@ -45,5 +48,6 @@ inline double exp_shifted_sum(double* x, int64_t n, double shift) { return exp_s
 void dot_rows_generic(const float* rows, int64_t count, const float* x, int64_t n, float* out, int64_t out_stride);
 void add_scaled_rows_generic(float* rows, int64_t count, const float* alpha, int64_t alpha_stride, const float* x,
                              int64_t n);
+void round_to_bf16_generic(const float* x, int64_t n, uint16_t* out);
 
 }  // namespace xlite::kernels
