@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The attention kernels against their peers: flash_attention (forward, forward+backward, memory plan)
-# against the same attention written in ops and compiled by xlite, and against PyTorch 2.x's SDPA; and
+# against the same attention written in ops and compiled by xlite, and against PyTorch 2.x's SDPA, in f32
+# and (against the f32 kernel and SDPA) in bf16; and
 # paged_attention's decode against contiguous-cache attention in ops and SDPA, with memcpy bandwidth.
 #
 #   bash bench/attention.sh        # after scripts/install-bench-deps.sh (make bench runs both)
@@ -27,6 +28,7 @@ for i in $(seq 1 "$repeat"); do
   echo "== [$i/$repeat] xlite, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   OMP_NUM_THREADS=$threads "$build/xlite_bench" paged "$runs" | tee "$out/xlite_$i.txt"
   OMP_NUM_THREADS=$threads "$build/xlite_bench" attention "$runs" | tee -a "$out/xlite_$i.txt"
+  OMP_NUM_THREADS=$threads "$build/xlite_bench" attention_bf16 "$runs" | tee -a "$out/xlite_$i.txt"
   echo "== [$i/$repeat] PyTorch, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   OMP_NUM_THREADS=$threads .venv-bench/bin/python bench/attention_peer.py "$runs" "$threads" 2>/dev/null |
     tee "$out/torch_$i.txt"

@@ -27,11 +27,13 @@ def median_seconds(fn, runs):
     return statistics.median(times)
 
 
-def attention_case(s, causal, runs):
+def attention_case(s, causal, runs, bf16=False):
     torch.manual_seed(6)
     b, h, d = 4, 8, 64
     q, k, v, w = (torch.randn(b, h, s, d) for _ in range(4))
-    tag = f"attention_{'causal_' if causal else ''}S{s}"
+    if bf16:
+        q, k, v = (t.to(torch.bfloat16) for t in (q, k, v))
+    tag = f"attention_{'bf16_' if bf16 else ''}{'causal_' if causal else ''}S{s}"
 
     def forward():
         with torch.no_grad():
@@ -41,7 +43,7 @@ def attention_case(s, causal, runs):
 
     def training():
         out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
-        torch.autograd.grad((out * w).sum(), leaves)
+        torch.autograd.grad((out.float() * w).sum(), leaves)
 
     print(f"{tag}.torch_sdpa_ms {median_seconds(forward, runs) * 1e3:.6g} ms", flush=True)
     print(f"{tag}.torch_sdpa_train_ms {median_seconds(training, runs) * 1e3:.6g} ms", flush=True)
@@ -67,9 +69,10 @@ def main():
     torch.set_num_threads(threads)
     print(f"# settings: torch {torch.__version__}, {torch.get_num_threads()} threads, runs={runs}")
     decode_case(runs)
-    for s in (512, 1024, 2048, 4096):
-        for causal in (False, True):
-            attention_case(s, causal, runs)
+    for bf16 in (False, True):
+        for s in (512, 1024, 2048, 4096):
+            for causal in (False, True):
+                attention_case(s, causal, runs, bf16)
 
 
 if __name__ == "__main__":

@@ -37,32 +37,40 @@ def main():
                 pass
         return statistics.median(values) if values else float("nan")
 
+    def ms(key):
+        return f"{median(lambda r: r[key]):.1f}"
+
+    def ratio(numerator, denominator):
+        return f"{median(lambda r: r[numerator] / r[denominator]):.2f}x"
+
+    def table(header, prefix, cells):
+        print(header)
+        print("|" + "---|" * header.count(" | ") + "---|")
+        for s in (512, 1024, 2048, 4096):
+            for causal in (False, True):
+                t = f"{prefix}{'causal_' if causal else ''}S{s}."
+                print("| " + " | ".join([str(s), "yes" if causal else "no"] + cells(t)) + " |")
+
     peak = median(lambda r: r["attention.fma_peak_GFLOPs"])
     print(f"FMA peak in the same runs: {peak:.0f} GFLOP/s; {len(repeats)} repeats\n")
-    print("| S | causal | flash ms | composite ms | SDPA ms | flash GFLOP/s (of peak) | flash / composite | "
+    table("| S | causal | flash ms | composite ms | SDPA ms | flash GFLOP/s (of peak) | flash / composite | "
           "flash / SDPA | train: flash ms | composite ms | SDPA ms | flash / composite | flash / SDPA | "
-          "memory: flash / composite |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for s in (512, 1024, 2048, 4096):
-        for causal in (False, True):
-            t = f"attention_{'causal_' if causal else ''}S{s}."
-            row = [
-                str(s), "yes" if causal else "no",
-                f"{median(lambda r: r[t + 'flash_ms']):.1f}",
-                f"{median(lambda r: r[t + 'composite_ms']):.1f}",
-                f"{median(lambda r: r[t + 'torch_sdpa_ms']):.1f}",
-                f"{median(lambda r: r[t + 'flash_GFLOPs']):.0f} "
-                f"({median(lambda r: r[t + 'flash_fraction_of_fma_peak']):.0%})",
-                f"{median(lambda r: r[t + 'composite_ms'] / r[t + 'flash_ms']):.2f}x",
-                f"{median(lambda r: r[t + 'torch_sdpa_ms'] / r[t + 'flash_ms']):.2f}x",
-                f"{median(lambda r: r[t + 'flash_train_ms']):.1f}",
-                f"{median(lambda r: r[t + 'composite_train_ms']):.1f}",
-                f"{median(lambda r: r[t + 'torch_sdpa_train_ms']):.1f}",
-                f"{median(lambda r: r[t + 'composite_train_ms'] / r[t + 'flash_train_ms']):.2f}x",
-                f"{median(lambda r: r[t + 'torch_sdpa_train_ms'] / r[t + 'flash_train_ms']):.2f}x",
-                f"{median(lambda r: r[t + 'flash_temp_over_composite']):.4f}",
-            ]
-            print("| " + " | ".join(row) + " |")
+          "memory: flash / composite |", "attention_", lambda t: [
+              ms(t + "flash_ms"), ms(t + "composite_ms"), ms(t + "torch_sdpa_ms"),
+              f"{median(lambda r: r[t + 'flash_GFLOPs']):.0f} "
+              f"({median(lambda r: r[t + 'flash_fraction_of_fma_peak']):.0%})",
+              ratio(t + "composite_ms", t + "flash_ms"), ratio(t + "torch_sdpa_ms", t + "flash_ms"),
+              ms(t + "flash_train_ms"), ms(t + "composite_train_ms"), ms(t + "torch_sdpa_train_ms"),
+              ratio(t + "composite_train_ms", t + "flash_train_ms"),
+              ratio(t + "torch_sdpa_train_ms", t + "flash_train_ms"),
+              f"{median(lambda r: r[t + 'flash_temp_over_composite']):.4f}"])
+    print("\nbf16 inputs (flash: bf16 tile products accumulating in f32; SDPA: PyTorch's bf16 kernel):\n")
+    table("| S | causal | flash bf16 ms | flash f32 ms | f32 / bf16 | SDPA bf16 ms | flash / SDPA | "
+          "train: flash bf16 ms | flash f32 ms | f32 / bf16 | SDPA bf16 ms | flash / SDPA |", "attention_bf16_",
+          lambda t: [ms(t + "bf16_ms"), ms(t + "f32_ms"), ratio(t + "f32_ms", t + "bf16_ms"),
+                     ms(t + "torch_sdpa_ms"), ratio(t + "torch_sdpa_ms", t + "bf16_ms"), ms(t + "bf16_train_ms"),
+                     ms(t + "f32_train_ms"), ratio(t + "f32_train_ms", t + "bf16_train_ms"),
+                     ms(t + "torch_sdpa_train_ms"), ratio(t + "torch_sdpa_train_ms", t + "bf16_train_ms")])
     p = "paged_decode_B8_H32_kv8_D128_S2048."
     print("\n| decode | paged ms | contiguous (ops) ms | SDPA ms | paged / contiguous time | paged GB/s | "
           "memcpy GB/s |")

@@ -6,7 +6,7 @@
 // xlite run starts after xlite::sync() and ends after its own sync (so it includes tracing, the
 // compilation-cache lookup, running, and the result binding: what a user waits for).
 //
-// Usage: xlite_bench [all|elementwise|norm|sums|matmul|gmm|attention|paged|eager|compile] [runs]
+// Usage: xlite_bench [all|elementwise|norm|sums|matmul|gmm|attention|attention_bf16|paged|eager|compile] [runs]
 // Only the public API (<xlite/xlite.h>) is used, plus <dnnl.h> for the direct oneDNN sgemm peer.
 #include <dnnl.h>
 #include <sys/wait.h>
@@ -395,6 +395,41 @@ void bench_attention() {
     for (bool causal : {false, true}) bench_attention_case(s, causal, peak);
 }
 
+// flash_attention on bf16 inputs (bf16 tile products accumulating in f32) against the same kernel on f32
+// inputs, B=4, H=8, D=64, forward and forward+backward: what bf16 buys attention on AVX-512 BF16.
+void bench_attention_bf16() {
+  const int64_t b = 4, h = 8, d = 64;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  for (int64_t s : {512, 1024, 2048, 4096})
+    for (bool causal : {false, true}) {
+      xl::manual_seed(6);
+      const std::vector<xl::Tensor> f32 = {ready(xl::randn({b, h, s, d})), ready(xl::randn({b, h, s, d})),
+                                           ready(xl::randn({b, h, s, d}))};
+      const std::vector<xl::Tensor> bf16 = {ready(f32[0].to(xl::DType::bf16)), ready(f32[1].to(xl::DType::bf16)),
+                                            ready(f32[2].to(xl::DType::bf16))};
+      const xl::Tensor w = ready(xl::randn({b, h, s, d}));
+      auto attention = [&](const std::vector<xl::Tensor>& in) {
+        return xl::kernels::flash_attention(in[0], in[1], in[2], causal, scale);
+      };
+      auto forward = [&](const std::vector<xl::Tensor>& in) { return [&] { xl::sync({attention(in)}); }; };
+      auto training = [&](const std::vector<xl::Tensor>& in) {
+        return [&] {
+          xl::sync(xl::grad(
+              [&](const std::vector<xl::Tensor>& x) { return xl::sum(attention(x).to(xl::DType::f32) * w); }, in));
+        };
+      };
+      const std::string tag = std::string("attention_bf16_") + (causal ? "causal_" : "") + "S" + std::to_string(s);
+      auto [t_bf16, t_f32] = time_pair(forward(bf16), forward(f32), 1);
+      emit(tag + ".bf16_ms", t_bf16 * 1e3, "ms");
+      emit(tag + ".f32_ms", t_f32 * 1e3, "ms");
+      emit(tag + ".f32_over_bf16", t_f32 / t_bf16, "x");
+      auto [t_bf16_train, t_f32_train] = time_pair(training(bf16), training(f32), 1);
+      emit(tag + ".bf16_train_ms", t_bf16_train * 1e3, "ms");
+      emit(tag + ".f32_train_ms", t_f32_train * 1e3, "ms");
+      emit(tag + ".f32_over_bf16_train", t_f32_train / t_bf16_train, "x");
+    }
+}
+
 // paged_attention decoding one token for B=8 sequences of 2048 tokens (H=32, Hkv=8, D=128, pages of 16),
 // against attention over a contiguous cache written in ops and compiled by xlite. Decode reads each cached
 // key and value once, so both are compared with memcpy of the cache's bytes.
@@ -637,8 +672,9 @@ int main(int argc, char** argv) {
     if (what == "all" || what == "sums") bench_sums();
     if (what == "all" || what == "matmul") bench_matmul();
     if (what == "all" || what == "gmm") bench_gmm();
-    // bench/attention.sh runs these two beside PyTorch's kernels; the largest cases take minutes.
+    // bench/attention.sh runs these beside PyTorch's kernels; the largest cases take minutes.
     if (what == "attention") bench_attention();
+    if (what == "attention_bf16") bench_attention_bf16();
     if (what == "paged") bench_paged_attention();
     if (what == "all" || what == "eager") bench_eager();
   } catch (const std::exception& e) {
