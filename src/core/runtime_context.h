@@ -17,7 +17,8 @@
 //   kernel cache, backends/cpu/kernel_cache.cpp: loops by region (cache: LRU of XLITE_KERNEL_CACHE_SIZE)
 //   jit, backends/cpu/jit.cpp: the LLVM ORC JIT that holds the kernels' machine code
 //   onednn, backends/cpu/library.cpp: the oneDNN engine and stream
-//   custom gradients, autograd/backward.cpp: backward rules of custom ops, by node
+//   bf16 tiles, kernels/bf16_gemm.cpp: oneDNN matmul primitives of bf16 tile products, by thread and shape
+//     (cache: all of them)
 //   step profile, runtime/step_profile.cpp: XLITE_PROFILE's time per step label
 // compile(fn) keeps its programs in the Compiled object the user holds, not here.
 //

@@ -6,8 +6,12 @@
 #include <compare>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 
+#include "core/runtime_context.h"
 #include "xlite/error.h"
 
 namespace xlite::kernels {
@@ -17,16 +21,6 @@ void check(dnnl_status_t status, const char* op, const char* what) {
   if (status == dnnl_success) return;
   if (status == dnnl_out_of_memory) throw Error(std::string("[") + op + "] out of memory in oneDNN's bf16 " + what);
   throw Error(std::string("[") + op + "] oneDNN's bf16 " + what + " failed (status " + std::to_string(status) + ")");
-}
-
-// Never destroyed: threads' primitives refer to it, and a thread's cache may be freed after static objects.
-dnnl_engine_t engine(const char* op) {
-  static dnnl_engine_t const made = [] {
-    dnnl_engine_t e = nullptr;
-    return dnnl_engine_create(&e, dnnl_cpu, 0) == dnnl_success ? e : nullptr;
-  }();
-  if (!made) throw Error(std::string("[") + op + "] oneDNN's CPU engine could not be created");
-  return made;
 }
 
 struct Shape {
@@ -42,8 +36,7 @@ class Tile {
   Tile(const Tile&) = delete;
   Tile& operator=(const Tile&) = delete;
   // Separate from the constructor so that the destructor frees what a failed creation made.
-  void create(const char* op, const Shape& s) {
-    const dnnl_engine_t e = engine(op);
+  void create(const char* op, dnnl_engine_t e, const Shape& s) {
     dnnl_memory_desc_t a_desc, b_desc, c_desc;
     dnnl_dims_t a_dims = {s.m, s.k}, b_dims = {s.k, s.n}, c_dims = {s.m, s.n};
     dnnl_dims_t a_strides = {s.lda, 1}, b_strides = {s.ldb, 1}, c_strides = {s.ldc, 1};
@@ -100,11 +93,38 @@ class Tile {
   dnnl_stream_t stream_ = nullptr;
 };
 
+// The tiles made so far, by thread and shape: each thread runs its own, with its own scratchpad and
+// stream, so the lock guards only the lookup.
+struct Bf16Tiles final : RuntimeState {
+  mutable std::mutex mutex;
+  dnnl_engine_t engine = nullptr;  // made on first use; the state lives as long as the process
+  std::map<std::pair<std::thread::id, Shape>, std::shared_ptr<Tile>> tiles;
+  std::string describe() const override {
+    std::lock_guard lock(mutex);
+    return std::to_string(tiles.size()) + " oneDNN matmul primitives";
+  }
+  void clear_cache() override {
+    std::lock_guard lock(mutex);
+    tiles.clear();
+  }
+
+  std::shared_ptr<Tile> tile(const char* op, const Shape& shape) {
+    std::lock_guard lock(mutex);
+    if (!engine) check(dnnl_engine_create(&engine, dnnl_cpu, 0), op, "engine");
+    std::shared_ptr<Tile>& tile = tiles[{std::this_thread::get_id(), shape}];
+    if (!tile) {
+      auto made = std::make_shared<Tile>();
+      made->create(op, engine, shape);
+      tile = std::move(made);
+    }
+    return tile;
+  }
+};
+
 }  // namespace
 
-void gemm_bf16(const char* op, bool a_transposed, bool b_transposed, int64_t m, int64_t n, int64_t k,
-               const uint16_t* a, int64_t lda, const uint16_t* b, int64_t ldb, bool accumulate, float* c,
-               int64_t ldc) {
+void gemm_bf16(const char* op, bool a_transposed, bool b_transposed, int64_t m, int64_t n, int64_t k, const uint16_t* a,
+               int64_t lda, const uint16_t* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (k == 0) {  // oneDNN refuses empty products; the sum over nothing is 0
     if (!accumulate)
@@ -112,15 +132,8 @@ void gemm_bf16(const char* op, bool a_transposed, bool b_transposed, int64_t m, 
     return;
   }
   // A block kernel meets a handful of shapes (full blocks and the edges), so the cache stays small.
-  thread_local std::map<Shape, std::unique_ptr<Tile>> tiles;
   const Shape shape{a_transposed, b_transposed, accumulate, m, n, k, lda, ldb, ldc};
-  std::unique_ptr<Tile>& tile = tiles[shape];
-  if (!tile) {
-    auto made = std::make_unique<Tile>();
-    made->create(op, shape);
-    tile = std::move(made);
-  }
-  tile->run(op, a, b, c);
+  runtime_context::state<Bf16Tiles>("bf16 tiles").tile(op, shape)->run(op, a, b, c);
 }
 
 }  // namespace xlite::kernels
