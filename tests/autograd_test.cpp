@@ -305,6 +305,25 @@ TEST(Autograd, CustomVjpUsesTheGivenBackward) {
   EXPECT_THROW(bad({v}).sum().backward(), xl::Error);  // gradient of the wrong shape
 }
 
+// A custom function's rule holds its inputs' graphs (and in eager mode their buffers) only as long as its
+// result lives: a registry of rules kept dead results' inputs until it was purged, dozens of steps later.
+TEST(Autograd, ACustomRuleIsFreedWithItsResult) {
+  xl::EagerModeGuard eager(true);
+  auto twice = xl::custom_vjp([](const std::vector<xl::Tensor>& in) { return in[0] * 2.0; },
+                              [](const std::vector<xl::Tensor>&, const xl::Tensor&, const xl::Tensor& g) {
+                                return std::vector<xl::Tensor>{g * 2.0};
+                              });
+  xl::Tensor w = xl::ones({256, 1024}).requires_grad_();
+  const int64_t before = xl::get_memory_info(xl::device()).bytes_used;
+  for (int step = 0; step < 3; ++step) {
+    xl::Tensor y = twice({w + 1.0});  // w + 1: a 1 MiB buffer that only the rule's inputs refer to
+    y.sum().backward();
+    EXPECT_EQ(w.grad().to_vector<float>()[0], 2.0f * static_cast<float>(step + 1));
+  }
+  w.reset_grad();
+  EXPECT_EQ(xl::get_memory_info(xl::device()).bytes_used, before);
+}
+
 // A value that a sync computed is read, not recomputed, by later graphs that reach it through autograd:
 // the backward of a synced forward, and the next op in eager mode (which would otherwise pull in the
 // whole chain before it, so that n eager ops cost O(n^2)).

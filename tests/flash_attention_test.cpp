@@ -198,6 +198,26 @@ TEST(FlashAttention, HalfPrecisionKeepsItsStatisticsInF32) {
             std::string::npos);
 }
 
+// Eager training steps through the kernel, with q, k and v computed from a weight, each end holding what
+// the first did: the kernel's backward rule (and with it the step's graph and buffers) dies with the step.
+TEST(FlashAttention, EagerStepsHoldNoMoreMemoryThanTheFirst) {
+  xl::EagerModeGuard eager(true);
+  const int64_t b = 2, h = 4, s = 128, d = 32;
+  const xl::Tensor x = Data({b, s, h * d}, 0.3);
+  xl::Tensor w = Data({h * d, 3 * h * d}, 0.7).requires_grad_();
+  std::vector<int64_t> used;
+  for (int step = 0; step < 4; ++step) {
+    w.reset_grad();
+    const std::vector<xl::Tensor> qkv = xl::split(xl::matmul(x, w) * 0.1, h * d, -1);
+    auto heads = [&](const xl::Tensor& t) { return xl::transpose(xl::reshape(t, {b, s, h, d}), 1, 2); };
+    xl::Tensor loss = xl::mean(k::flash_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), true, 0.125));
+    loss.backward();
+    xl::sync({loss, w.grad()});
+    used.push_back(xl::get_memory_info(xl::device()).bytes_used);
+  }
+  EXPECT_EQ(used[3], used[0]) << used[1] << " " << used[2];
+}
+
 // At S = 8192 the composite holds an S x S matrix of scores (and the backward another of probabilities);
 // the kernel holds blocks of them per thread, which its scratch rule declares to the memory plan.
 TEST(FlashAttention, TheMemoryPlanAtS8192IsATenthOfTheComposites) {

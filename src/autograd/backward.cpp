@@ -1,8 +1,6 @@
 // backward(): reverse mode over the IR DAG, from the output back to the leaves that require grad.
-#include <mutex>
 #include <unordered_map>
 
-#include "core/runtime_context.h"
 #include "tensor/grad_mode.h"
 #include "autograd/custom_gradient.h"
 #include "autograd/vjp.h"
@@ -16,33 +14,18 @@
 
 namespace xlite {
 namespace {
-// Results of custom_vjp functions: the node that carries the result, the inputs it was computed from and
-// the user's backward. Entries die with their node (weak key check on lookup).
-struct CustomRule {
-  std::weak_ptr<const ir::Node> node;
+// Results of custom_vjp functions and custom kernels: the inputs the result was computed from and the
+// backward that maps its gradient to theirs, kept in the result node's autograd metadata.
+struct CustomRule final : CustomGradientRule {
+  CustomRule(std::vector<ir::NodePtr> inputs, CustomBackward backward)
+      : inputs(std::move(inputs)), backward(std::move(backward)) {}
   std::vector<ir::NodePtr> inputs;
   CustomBackward backward;
 };
-struct CustomRules final : RuntimeState {
-  mutable std::mutex mutex;
-  std::unordered_map<const ir::Node*, CustomRule> rules;
-  size_t purge_at = 64;
-  std::string describe() const override {
-    std::lock_guard lock(mutex);
-    return std::to_string(rules.size()) + " rules";
-  }
-};
-CustomRules& custom_rules() { return runtime_context::state<CustomRules>("custom gradients"); }
+
 const CustomRule* custom_rule(const ir::Node* node) {
-  CustomRules& r = custom_rules();
-  std::lock_guard lock(r.mutex);
-  auto it = r.rules.find(node);
-  if (it == r.rules.end()) return nullptr;
-  if (it->second.node.expired()) {  // the address was reused by another node
-    r.rules.erase(it);
-    return nullptr;
-  }
-  return &it->second;
+  if (!node->autograd || !node->autograd->custom) return nullptr;
+  return static_cast<const CustomRule*>(node->autograd->custom.get());
 }
 
 // What gradients flow into from a node: its operands, or for a custom function its inputs.
@@ -253,15 +236,10 @@ std::vector<ir::NodePtr> gradient_inputs(const std::vector<Tensor>& inputs, cons
 Tensor with_custom_gradient(const Tensor& value, std::vector<ir::NodePtr> inputs, CustomBackward backward,
                             const char* origin) {
   // The result gets a node of its own that carries the rule.
-  ir::NodePtr node = ir::make_identity(value.impl()->node(), origin, true);
-  CustomRules& r = custom_rules();
-  std::lock_guard lock(r.mutex);
-  r.rules[node.get()] = CustomRule{node, std::move(inputs), std::move(backward)};
-  // Rules of dead results hold their inputs' graphs alive: drop them now and then.
-  if (r.rules.size() >= r.purge_at) {
-    std::erase_if(r.rules, [](const auto& entry) { return entry.second.node.expired(); });
-    r.purge_at = std::max<size_t>(64, 2 * r.rules.size());
-  }
+  std::shared_ptr<ir::Node> node = ir::make_identity(value.impl()->node(), origin, true);
+  auto meta = std::make_shared<NodeMeta>();
+  meta->custom = std::make_shared<const CustomRule>(std::move(inputs), std::move(backward));
+  node->autograd = std::move(meta);  // not shared yet: only this function holds the node
   return ops::wrap(node);
 }
 

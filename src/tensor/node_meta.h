@@ -17,9 +17,16 @@ struct SavedTensor {
   int32_t operand = -1;  // the operand it was, or -1 for the node's own result
 };
 
+// A custom function's gradient rule (autograd's, opaque here). It rides on its result's node, so it is freed
+// with that node: a registry beside the nodes kept the graphs of dead results alive.
+struct CustomGradientRule {
+  virtual ~CustomGradientRule() = default;
+};
+
 struct NodeMeta {
   std::weak_ptr<TensorImpl> leaf;  // for a leaf's node: the tensor whose grad() this node's gradient feeds
   std::vector<SavedTensor> saved;
+  std::shared_ptr<const CustomGradientRule> custom;  // for a custom function's result: its rule
 };
 
 }  // namespace xlite
