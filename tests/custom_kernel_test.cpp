@@ -264,6 +264,30 @@ TEST(CustomKernel, RunsInEagerModeAndInsideCompiledSteps) {
   EXPECT_TRUE(step.last_call().replayed);
 }
 
+// In eager mode the call runs once, and a backward that reads the kernel's output reads that result: it
+// does not run the kernel again.
+TEST(CustomKernel, InEagerModeTheBackwardReadsTheOutputItDoesNotRunTheKernelAgain) {
+  static std::atomic<int64_t> runs{0};
+  k::register_kernel({.name = "test.counted_exp",
+                      .shape = [](const std::vector<k::TensorType>& in, const k::Attrs&) { return in; },
+                      .cpu =
+                          [](const k::CpuCall& call, k::CpuContext&) {
+                            ++runs;
+                            for (int64_t i = 0; i < call.input_type(0).numel(); ++i)
+                              call.output<float>(0)[i] = std::exp(call.input<float>(0)[i]);
+                          },
+                      .backward = [](const std::vector<xl::Tensor>&, const std::vector<xl::Tensor>& outputs,
+                                     const std::vector<xl::Tensor>& grads,
+                                     const k::Attrs&) { return std::vector<xl::Tensor>{grads[0] * outputs[0]}; }});
+  xl::EagerModeGuard eager(true);
+  xl::Tensor x = Data({8}).requires_grad_();
+  xl::Tensor y = k::call("test.counted_exp", {x * 2.0})[0];
+  EXPECT_EQ(runs.load(), 1);
+  xl::sum(y).backward();
+  xlite_test::ExpectClose(Values(x.grad()), Doubles(xl::exp(x.detach() * 2.0) * 2.0), 1e-5, 1e-6);
+  EXPECT_EQ(runs.load(), 1) << "the backward ran the kernel again";
+}
+
 TEST(CustomKernel, ACallReadByTwoConsumersRunsOnce) {
   RegisterAll();
   xl::Tensor x = Data({64});

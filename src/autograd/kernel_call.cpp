@@ -3,6 +3,7 @@
 #include "autograd/custom_gradient.h"
 #include "ir/kernel_registry.h"
 #include "ir/op_attrs.h"
+#include "lazy/sync.h"
 #include "ops/op_support.h"
 #include "xlite/kernels.h"
 
@@ -52,6 +53,14 @@ std::vector<Tensor> call(const std::string& name, const std::vector<Tensor>& inp
     }
   }
   if (wants_gradient) {
+    // In eager mode the kernel runs here, on the nodes the backward will read, so that the backward reads
+    // its results instead of running it again (the sync of the wrapped results below then copies nothing
+    // new: they are the same values).
+    if (lazy::eager()) {
+      std::vector<TensorImpl*> impls;
+      for (const Tensor& t : outputs) impls.push_back(t.impl().get());
+      lazy::sync_tensors(impls, lazy::SyncCause::eager_op);
+    }
     std::vector<ir::NodePtr> values;  // the backward sees the kernel's own outputs
     for (const Tensor& t : outputs) values.push_back(t.impl()->node());
     for (size_t i = 0; i < outputs.size(); ++i)
