@@ -109,23 +109,23 @@ void product(bool a_transposed, bool b_transposed, int64_t m, int64_t n, int64_t
   if (m == 0 || n == 0) return;
   if constexpr (std::is_same_v<T, Bf16>) {
     gemm_bf16("flash_attention", a_transposed, b_transposed, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
-    return;
-  } else if constexpr (std::is_same_v<T, float>) {
-    if (k > 0) {
-      if (dnnl_sgemm(a_transposed ? 'T' : 'N', b_transposed ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb,
-                     accumulate ? 1.0f : 0.0f, c, ldc) != dnnl_success)
-        throw Error("[flash_attention] oneDNN's sgemm failed");
-      return;
+  } else {
+    if constexpr (std::is_same_v<T, float>) {
+      if (k > 0) {
+        if (dnnl_sgemm(a_transposed ? 'T' : 'N', b_transposed ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb,
+                       accumulate ? 1.0f : 0.0f, c, ldc) != dnnl_success)
+          throw Error("[flash_attention] oneDNN's sgemm failed");
+        return;
+      }
     }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T sum = 0;
+        for (int64_t l = 0; l < k; ++l)
+          sum += (a_transposed ? a[l * lda + i] : a[i * lda + l]) * (b_transposed ? b[j * ldb + l] : b[l * ldb + j]);
+        c[i * ldc + j] = sum + (accumulate ? c[i * ldc + j] : T(0));
+      }
   }
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      Acc<T> sum = 0;
-      for (int64_t l = 0; l < k; ++l)
-        sum += widen(a_transposed ? a[l * lda + i] : a[i * lda + l]) *
-               widen(b_transposed ? b[j * ldb + l] : b[l * ldb + j]);
-      c[i * ldc + j] = sum + (accumulate ? c[i * ldc + j] : Acc<T>(0));
-    }
 }
 
 // A block of probabilities (or of their gradients) as the next product reads it: itself, or rounded to
@@ -186,6 +186,15 @@ void scores(const Masking& mask, BlockMask kind, A scale, const T* q, const T* k
       best = std::max(best, sr[c] = mask.visible(q0 + r, k0 + c) ? sr[c] * scale : kNegInf);
     row_max[r] = best;
   }
+}
+
+// A row of scores [0, width) replaced by exp(score - shift) up to its end and zeros after it (the scores
+// there are hidden and unset, see scores()); returns the sum. shift must be finite when end > 0.
+template <class A>
+A row_exponentials(A* row, int64_t end, int64_t width, A shift) {
+  const A sum = exp_shifted_sum(row, end, shift);
+  std::fill(row + end, row + width, 0.0f);
+  return sum;
 }
 
 // Each thread's scratch: the forward's block of scores, its output block and three numbers per row; the
@@ -289,8 +298,7 @@ void forward_cpu(const CpuCall& call, CpuContext& context) {
             continue;
           }
           const A rescale = std::exp(row_max[r] - new_max);
-          row_sum[r] = row_sum[r] * rescale + exp_shifted_sum(sr, row_end[r], new_max);
-          std::fill(sr + row_end[r], sr + bk, 0.0f);
+          row_sum[r] = row_sum[r] * rescale + row_exponentials(sr, row_end[r], bk, new_max);
           row_max[r] = new_max;
           if (rescale != 1.0f)
             for (int64_t j = 0; j < d; ++j) acc[r * d + j] *= rescale;
@@ -364,9 +372,7 @@ void probabilities_and_ds(const Masking& mask, BlockMask kind, Acc<T> scale, con
   scores(mask, kind, scale, head.q, head.k, d, q0, bq, k0, bk, p, row_max, row_end);
   for (int64_t r = 0; r < bq; ++r) {
     // A row that sees no key has no probabilities.
-    const int64_t end = lse[q0 + r] == kNegInf ? 0 : row_end[r];
-    exp_shifted_sum(p + r * bk, end, lse[q0 + r]);
-    std::fill(p + r * bk + end, p + (r + 1) * bk, 0.0f);
+    row_exponentials(p + r * bk, lse[q0 + r] == kNegInf ? 0 : row_end[r], bk, lse[q0 + r]);
   }
   product(false, true, bq, bk, d, head.dout + q0 * d, d, head.v + k0 * d, d, false, ds, bk);
   for (int64_t r = 0; r < bq; ++r)
