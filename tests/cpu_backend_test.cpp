@@ -588,6 +588,58 @@ TEST(CpuBackend, RowFusedReductionsMatchTheReference) {
   }
 }
 
+// Loops whose elements are rows compute those rows' reductions first: a cross-entropy's loss per row (its
+// max and sum of exponentials, then the pick at the target), a logsumexp with and without keepdim, a row
+// sum beside another row reduction whose rows are the loop's own rows, and a NaN in a row. Each against
+// the oracle, with every reduction computed by rows and enough rows that threads split them.
+TEST(CpuBackend, PerRowLoopsComputeTheirRowReductions) {
+  xl::manual_seed(22);
+  auto big = xl::randn({4096, 96}) * 4.0f;
+  std::vector<int64_t> classes(4096);
+  for (size_t i = 0; i < classes.size(); ++i) classes[i] = static_cast<int64_t>((i * 37) % 96);
+  auto target = xl::from_bytes(classes.data(), {4096}, xl::DType::i64);
+  auto nan_row = xl::where(xl::arange(0, 96).to(xl::DType::f32) == 7.0f, std::numeric_limits<float>::quiet_NaN(), big);
+  auto z = xl::randn({40, 30, 20});
+  auto w = xl::randn({40, 30});
+  struct Case {
+    xl::Tensor value;
+    size_t by_rows;  // reductions computed by rows
+  };
+  std::vector<Case> cases = {
+      {xl::nn::cross_entropy(big, target), 2},
+      {xl::nn::cross_entropy(big, target, -100, 0.0, std::nullopt, "none") * 1.0f, 2},
+      {xl::logsumexp(big, {-1}, true), 2},
+      {xl::logsumexp(big, {-1}, false), 2},
+      {xl::logsumexp(nan_row, {-1}, false), 2},
+      {xl::sum(z, {-1}) + xl::amax(w, {-1}, true), 2},
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    auto built = xl::lazy::build_graph({cases[c].value.impl()->node()});
+    auto plan = xl::compiler::plan_fusion(xl::compiler::optimize(built.graph));
+    size_t by_rows = 0;
+    for (const auto& d : plan.decisions) by_rows += d.choice == xl::compiler::FusionChoice::compute_by_rows;
+    EXPECT_EQ(by_rows, cases[c].by_rows) << "case " << c << "\n" << xl::compiler::describe(plan);
+    auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
+    auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
+    const float* got = cpu[0]->as<float>();
+    const float* want = ref[0]->as<float>();
+    for (int64_t i = 0; i < xl::numel(cases[c].value.shape()); ++i) {
+      if (std::isnan(want[i])) {
+        ASSERT_TRUE(std::isnan(got[i])) << "case " << c << " element " << i;
+        continue;
+      }
+      ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "case " << c << " element " << i;
+    }
+  }
+  // Known values: rows of equal logits lose log(classes) each, and a row whose target holds all the mass
+  // loses nothing.
+  auto equal = xl::zeros({512, 64});
+  auto certain = xl::where(xl::arange(0, 64).to(xl::DType::f32) == 3.0f, 100.0f, xl::zeros({512, 64}));
+  auto threes = xl::full({512}, 3.0, xl::DType::i64);
+  EXPECT_NEAR(xl::nn::cross_entropy(equal, threes).item<float>(), std::log(64.0f), 1e-6f);
+  EXPECT_NEAR(xl::nn::cross_entropy(certain, threes).item<float>(), 0.0f, 1e-6f);
+}
+
 // GEMM operands that are slices, reshapes and transposes of a computed value (attention heads split out
 // of one qkv projection) are read in place through strides: no copy region for them, same values as
 // the oracle. Views that cannot be strided (a reshape merging dims that are not contiguous, a slice

@@ -22,6 +22,8 @@ constexpr size_t kMaxDuplicatedChain = 8;
 // Chains of fused ops deeper than this are cut: compile time grows with the depth and code generation
 // recurses along it.
 constexpr int kMaxFusedDepth = 200;
+// How many values per_row_input_of_reduction looks through for the row reduction a per-row value reads.
+constexpr size_t kMaxRowSearch = 64;
 
 std::string name(const ir::Graph& g, int32_t i) {
   return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op));
@@ -85,21 +87,42 @@ class RowFusion {
   bool fits(int32_t i, int32_t r) const {
     const Instr& reduce = graph_.instrs[i];
     const Instr& root = graph_.instrs[r];
-    if (reduce.op != OpId::reduce_sum && reduce.op != OpId::reduce_max && reduce.op != OpId::reduce_min) return false;
+    if (!row_reduction(reduce)) return false;
     if (kind_of(root) != RegionKind::Loop || root.op == OpId::parameter) return false;
-    const Shape& s = root.shape;
-    if (s.size() < 2 || s.back() <= 1) return false;  // the loop must run by rows
-    const Shape rows(s.begin(), s.end() - 1);
     const Shape& input = graph_.instrs[reduce.operands[0]].shape;
-    const auto& dims = ir::ReduceAttrs::of(reduce.attrs).dims;
-    if (!same_rows(input, rows) || dims.size() != 1 || dims[0] != static_cast<int64_t>(rows.size())) return false;
+    const Shape rows(input.begin(), input.end() - 1);
+    // The loop runs by these rows: over each row's elements (a softmax), or over the rows themselves, one
+    // element per row (the per-row loss that a mean over the batch then reads).
+    const bool by_elements = same_rows(root.shape, rows) && root.shape.back() > 1;
+    if (!by_elements && !row_shaped(root.shape, rows)) return false;
     std::vector<bool> seen(graph_.instrs.size(), false);
     return paths_keep_rows(i, r, rows, seen);
   }
 
+  // A sum, max or min over the last dim of an input with rows, which a loop over those rows can host.
+  bool row_reduction(const Instr& reduce) const {
+    if (reduce.op != OpId::reduce_sum && reduce.op != OpId::reduce_max && reduce.op != OpId::reduce_min) return false;
+    const Shape& input = graph_.instrs[reduce.operands[0]].shape;
+    const auto& dims = ir::ReduceAttrs::of(reduce.attrs).dims;
+    return input.size() >= 2 && dims.size() == 1 && dims[0] == static_cast<int64_t>(input.size()) - 1;
+  }
+
+  // Whether `shape` holds one value per row of row reduction `reduce` (keepdim or not).
+  bool per_row_of(const Shape& shape, const Instr& reduce) const {
+    const Shape& input = graph_.instrs[reduce.operands[0]].shape;
+    return row_shaped(shape, Shape(input.begin(), input.end() - 1));
+  }
+
  private:
-  bool row_shaped(const Shape& shape, const Shape& rows) const {
+  static bool row_shaped(const Shape& shape, const Shape& rows) {
     return shape == rows || (same_rows(shape, rows) && shape.back() == 1);
+  }
+
+  // A gather along the last dim reads each output row from the same row of its operand.
+  bool gathers_within_rows(const Instr& gather, const Shape& rows) const {
+    const Shape& from = graph_.instrs[gather.operands[0]].shape;
+    return ir::DimAttrs::of(gather.attrs).dim == static_cast<int64_t>(rows.size()) && same_rows(from, rows) &&
+           same_rows(gather.shape, rows);
   }
 
   bool paths_keep_rows(int32_t v, int32_t r, const Shape& rows, std::vector<bool>& seen) const {
@@ -118,6 +141,10 @@ class RowFusion {
         const auto& dims = ir::BroadcastAttrs::of(instr.attrs).dims;
         keeps_rows = row_shaped(from, rows) && same_rows(instr.shape, rows);
         for (size_t k = 0; keeps_rows && k < dims.size(); ++k) keeps_rows = dims[k] == static_cast<int64_t>(k);
+      } else if (instr.op == OpId::gather) {
+        keeps_rows = gathers_within_rows(instr, rows);
+      } else if (instr.op == OpId::reshape) {
+        keeps_rows = row_shaped(graph_.instrs[instr.operands[0]].shape, rows) && row_shaped(instr.shape, rows);
       } else {
         keeps_rows = elementwise(graph_, instr) && (row_shaped(instr.shape, rows) || same_rows(instr.shape, rows));
       }
@@ -269,6 +296,13 @@ class FusionPlanner {
         }
         continue;
       }
+      if (regions.size() == 1 && per_row_input_of_reduction(i, regions[0])) {
+        materialize(i, MaterializeReason::per_row_input,
+                    "one value per row, computed from row reductions and reduced across rows by " +
+                        name(graph_, regions[0]) + "; its own loop computes them by rows");
+        regions_of_[i] = {i};
+        continue;
+      }
       const OpId op = graph_.instrs[i].op;
       const bool leaf = op == OpId::constant || op == OpId::iota;
       // Recomputing inside reductions costs arithmetic; writing the value and reading it back costs memory
@@ -302,6 +336,32 @@ class FusionPlanner {
         regions_of_[i] = std::move(regions);
       }
     }
+  }
+
+  // The input of reduction `region` that holds one value per row of a row reduction it is computed from (a
+  // loss per row, from a log-softmax's max and sum, that a mean then reads). Inside the reduction's loop,
+  // which runs across the rows, the row reductions could only be regions of their own, each reading every
+  // row from memory; in a loop of its own, over the rows, the value computes them row by row, reading each
+  // row once, and the rows split across threads.
+  bool per_row_input_of_reduction(int32_t i, int32_t region) const {
+    if (kinds_[region] != RegionKind::Reduce || graph_.instrs[region].operands[0] != i) return false;
+    const Shape& shape = graph_.instrs[i].shape;
+    std::vector<int32_t> stack = {i}, seen = {i};
+    while (!stack.empty() && seen.size() <= kMaxRowSearch) {
+      const int32_t v = stack.back();
+      stack.pop_back();
+      for (int32_t o : graph_.instrs[v].operands) {
+        if (materialized_[o] || std::find(seen.begin(), seen.end(), o) != seen.end()) continue;
+        seen.push_back(o);
+        const Instr& operand = graph_.instrs[o];
+        if (kinds_[o] == RegionKind::Reduce) {
+          if (rows_.row_reduction(operand) && rows_.per_row_of(shape, operand)) return true;
+          continue;
+        }
+        stack.push_back(o);
+      }
+    }
+    return false;
   }
 
   // Compile time grows with the depth of a fused chain, and code generation recurses along it.

@@ -46,6 +46,8 @@ enum class MaterializeReason : uint8_t {
   too_many_copies,             // needed by more regions than it may be duplicated into
   long_chain,                  // computed from too many ops to compute twice
   deep_chain,                  // cuts a fused chain that grew too deep
+  per_row_input,               // one value per row, read by a reduction across rows: its loop computes the
+                               // row reductions it needs, by rows
 };
 
 enum class FusionChoice : uint8_t {

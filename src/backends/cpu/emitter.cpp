@@ -166,39 +166,60 @@ class Emitter final : public codegen::ElementGenerator {
     Index* row_index = make_index(Shape(shape.begin(), shape.end() - 1));
     row_index->linear = rows.iv;
     std::vector<llvm::Value*> lead = multi(row_index);
-    // Row reductions fused into this loop (fusion checked that only this row reaches them): each is
-    // computed once per row, before the row's elements, in dependency order.
     row_values_.clear();
     kept_rows_.clear();
-    for (size_t k = 0; k < g_.instrs.size(); ++k) {
-      const Instr& r = g_.instrs[k];
-      if (static_cast<int32_t>(k) == g_.outputs[0] || ir::op_info(r.op).cls != OpClass::Reduce) continue;
-      const Shape& in_shape = g_.instrs[r.operands[0]].shape;
-      const int64_t length = in_shape.back();
-      if (worth_keeping(r, shape)) {
-        keeping_ = stack_row(length);
-        kept_rows_.push_back({r.operands[0], keeping_});
-      }
-      row_values_[static_cast<int32_t>(k)] = emit_reduction(r, length, true, [&](llvm::Value* j) {
-        std::vector<llvm::Value*> m = lead;
-        m.push_back(j);
-        Index* in = with_multi(in_shape, std::move(m));
-        in->linear = b_.CreateAdd(b_.CreateMul(rows.iv, i64c(length)), j);
-        return in;
-      });
-      keeping_ = nullptr;
-    }
+    emit_row_reductions(lead, rows.iv, lead.size(), &shape);
     Loop cols = open_loop(from, to, "col");
     Index* idx = make_index(shape);
     idx->multi = lead;
     idx->multi.push_back(cols.iv);
     idx->linear = b_.CreateAdd(row_start, cols.iv);
+    // Reductions whose rows are this loop's elements (a loop over rows, one element per row).
+    emit_row_reductions(idx->multi, idx->linear, shape.size(), nullptr);
     output_element_ = idx;
     store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
     output_element_ = nullptr;
     close_loop(cols);
     memo_.clear();
     close_loop(rows);
+  }
+
+  // The row reductions fused into this loop (fusion checked that only this row reaches them) whose rows
+  // have `rank` dims, each computed once for the row whose multi-index starts `lead` and whose linear index
+  // is `row`, in dependency order. `row_elements`: the shape of a loop over the row's elements, which may
+  // read kept elements back.
+  void emit_row_reductions(const std::vector<llvm::Value*>& lead, llvm::Value* row, size_t rank,
+                           const Shape* row_elements) {
+    for (size_t k = 0; k < g_.instrs.size(); ++k) {
+      const Instr& r = g_.instrs[k];
+      if (static_cast<int32_t>(k) == g_.outputs[0] || ir::op_info(r.op).cls != OpClass::Reduce) continue;
+      const Shape& in_shape = g_.instrs[r.operands[0]].shape;
+      if (in_shape.size() != rank + 1) continue;
+      const int64_t length = in_shape.back();
+      if (row_elements && worth_keeping(r, *row_elements)) {
+        keeping_ = stack_row(length);
+        kept_rows_.push_back({r.operands[0], keeping_});
+      }
+      row_values_[static_cast<int32_t>(k)] = emit_reduction(r, length, true, [&](llvm::Value* j) {
+        std::vector<llvm::Value*> m(lead.begin(), lead.begin() + static_cast<std::ptrdiff_t>(rank));
+        m.push_back(j);
+        Index* in = with_multi(in_shape, std::move(m));
+        in->linear = b_.CreateAdd(b_.CreateMul(row, i64c(length)), j);
+        return in;
+      });
+      keeping_ = nullptr;
+    }
+  }
+
+  // Whether a fused row reduction has rows of `rank` dims.
+  bool has_row_reductions(size_t rank) const {
+    for (size_t k = 0; k < g_.instrs.size(); ++k) {
+      const Instr& r = g_.instrs[k];
+      if (static_cast<int32_t>(k) != g_.outputs[0] && ir::op_info(r.op).cls == OpClass::Reduce &&
+          g_.instrs[r.operands[0]].shape.size() == rank + 1)
+        return true;
+    }
+    return false;
   }
 
   // A row sum of an element that costs a transcendental (softmax's exp(x - max)) which the output reads
@@ -235,6 +256,13 @@ class Emitter final : public codegen::ElementGenerator {
     arena_.clear();
     Index* idx = make_index(root.shape);
     idx->linear = loop.iv;
+    // A loop over rows, one element per row (a loss per row): the row's reductions come first. Its shape
+    // is the rows', or theirs with a trailing 1.
+    row_values_.clear();
+    const Shape& shape = root.shape;
+    if (has_row_reductions(shape.size())) emit_row_reductions(multi(idx), loop.iv, shape.size(), nullptr);
+    if (!shape.empty() && shape.back() == 1 && has_row_reductions(shape.size() - 1))
+      emit_row_reductions(multi(idx), loop.iv, shape.size() - 1, nullptr);
     store_output(loop.iv, gen(g_.outputs[0], idx), root.dtype);
     // Two vectors per iteration. A fused chain of transcendentals is one long dependency chain per
     // vector, and the vectoriser runs a large body once per iteration: the out-of-order window then held

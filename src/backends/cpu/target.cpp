@@ -69,6 +69,18 @@ size_t input_position(const Region& region, int32_t value) {
   return static_cast<size_t>(it - region.inputs.begin());
 }
 
+// The elements a kernel reads, at least one per output: a reduction reads its input, and so does a loop that
+// computes row reductions (a loop over rows, one element per row, reads every row).
+int64_t elements_read(const ir::Graph& body, int64_t outputs) {
+  int64_t read = outputs;
+  for (const ir::Instr& instr : body.instrs) {
+    const ir::OpClass cls = ir::op_info(instr.op).cls;
+    if (cls == ir::OpClass::Reduce || cls == ir::OpClass::ArgReduce)
+      read = std::max(read, numel(body.instrs[instr.operands[0]].shape));
+  }
+  return read;
+}
+
 // A fused loop or reduction: generated code run over the output's elements, split across cores when the
 // elements it reads are many.
 class KernelThunk final : public runtime::Thunk {
@@ -78,8 +90,7 @@ class KernelThunk final : public runtime::Thunk {
         body_(region.body),
         graph_instrs_(graph_instrs_of_body(region)),
         work_(numel(graph.instrs[region.root].shape)),
-        cost_(region.kind == RegionKind::Reduce ? numel(graph.instrs[graph.instrs[region.root].operands[0]].shape)
-                                                : work_) {}
+        cost_(elements_read(region.body, work_)) {}
 
   int64_t code_bytes() const { return kernel_.code_bytes; }
 
