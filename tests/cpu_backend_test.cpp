@@ -640,6 +640,37 @@ TEST(CpuBackend, PerRowLoopsComputeTheirRowReductions) {
   EXPECT_NEAR(xl::nn::cross_entropy(certain, threes).item<float>(), 0.0f, 1e-6f);
 }
 
+// Heads [B, H, T, D] transposed and merged back into rows [B, T, H * D] run tile by tile, D elements at a
+// time, so that each head's reads are contiguous (the backward of a head split: three such gradients padded
+// into one QKV gradient). The same values as the oracle, bit for bit: the merge through pads and through a
+// concat, a slice of whole and of partial tiles, a broadcast bias, a reshape whose input dim holds two
+// tiles, a merge of the leading dims, a pad that is not a whole number of tiles, a bf16 conversion, and
+// enough elements that the threads split a tile.
+TEST(CpuBackend, HeadsMergedBackIntoRowsReadTileByTile) {
+  xl::manual_seed(23);
+  const int64_t B = 3, H = 5, T = 173, D = 48;
+  std::vector<xl::Tensor> g;
+  for (int k = 0; k < 3; ++k) g.push_back(xl::randn({B, H, T, D}) * 1.0f);
+  auto merged = [&](const xl::Tensor& heads) { return xl::reshape(xl::transpose(heads, 1, 2), {B, T, H * D}); };
+  auto bias = xl::randn({3 * H * D});
+  auto four_heads = xl::randn({B, 4, T, D}) * 1.0f;
+  auto two_tiles = xl::randn({B, T, 2, 2 * D}) * 1.0f;      // each dim of 96 holds two tiles of 48
+  auto not_tiles = xl::randn({B, T, 2, H * D / 2}) * 1.0f;  // 120: not a whole number of tiles
+  const int64_t HD = H * D;
+  std::vector<xl::Tensor> cases = {
+      xl::pad(merged(g[0]), {2 * HD, 0}) + xl::pad(merged(g[1]), {HD, HD}) + xl::pad(merged(g[2]), {0, 2 * HD}),
+      xl::concat({merged(g[0]), merged(g[1]), merged(g[2])}, 2) + bias,
+      xl::slice(merged(g[0]), 2, D, 3 * D) * 2.0f,
+      xl::slice(merged(g[1]), 2, 8, 8 + 2 * D) - 1.0f,
+      xl::reshape(xl::transpose(four_heads, 1, 2), {B, T, 4 * D}) + xl::reshape(two_tiles, {B, T, 4 * D}),
+      merged(g[2]) + xl::reshape(not_tiles, {B, T, HD}),
+      xl::reshape(merged(g[0]), {B * T, HD}) * 0.5f,
+      xl::pad(merged(g[1]), {8, 40}) + 1.0f,
+      merged(g[2]).to(xl::DType::bf16).to(xl::DType::f32) * 3.0f,
+  };
+  expect_cpu_matches_reference(cases, 0.0f, 0.0f);
+}
+
 // GEMM operands that are slices, reshapes and transposes of a computed value (attention heads split out
 // of one qkv projection) are read in place through strides: no copy region for them, same values as
 // the oracle. Views that cannot be strided (a reshape merging dims that are not contiguous, a slice

@@ -80,91 +80,6 @@ llvm::Value* ElementGenerator::constant(DType d, double v) {
   return is_floating(d) ? fconst(d, v) : d == DType::bool_ ? b_.getInt1(v != 0) : iconst(d, static_cast<int64_t>(v));
 }
 
-Index* ElementGenerator::make_index(Shape shape) {
-  arena_.push_back(Index{std::move(shape), nullptr, {}});
-  return &arena_.back();
-}
-
-llvm::Value* ElementGenerator::linear(Index* idx) {
-  if (idx->linear) return idx->linear;
-  llvm::Value* l = i64c(0);
-  int64_t stride = 1;
-  for (int64_t d = static_cast<int64_t>(idx->shape.size()) - 1; d >= 0; --d) {
-    if (idx->shape[d] != 1) l = b_.CreateAdd(l, b_.CreateMul(idx->multi[d], i64c(stride)));
-    stride *= idx->shape[d];
-  }
-  return idx->linear = l;
-}
-
-const std::vector<llvm::Value*>& ElementGenerator::multi(Index* idx) {
-  if (!idx->multi.empty() || idx->shape.empty()) return idx->multi;
-  idx->multi.resize(idx->shape.size());
-  // The outermost dim of size > 1 takes what the inner ones leave, with no division (dims of size 1 are 0).
-  size_t outermost = 0;
-  while (outermost + 1 < idx->shape.size() && idx->shape[outermost] == 1) ++outermost;
-  llvm::Value* rest = idx->linear;
-  for (int64_t d = static_cast<int64_t>(idx->shape.size()) - 1; d >= 0; --d) {
-    int64_t size = idx->shape[d];
-    if (size == 1) {
-      idx->multi[d] = i64c(0);
-    } else if (d == static_cast<int64_t>(outermost)) {
-      idx->multi[d] = rest;
-    } else {
-      idx->multi[d] = b_.CreateURem(rest, i64c(size));
-      rest = b_.CreateUDiv(rest, i64c(size));
-    }
-  }
-  return idx->multi;
-}
-
-// The index into a reshape's input, for the output index idx. Both shapes are cut, from the right, into the
-// smallest groups of dims with equal products: a dim kept as it is, a merge ([8, 64] -> [512]) or a split.
-// Each group's index is carried on its own, so a kept dim, and the innermost dim of a merge, stay the loop
-// counter plus something invariant in the inner loop, which the vectoriser reads as contiguous loads
-// (heads [B, T, H, 64] transposed out of a [B*T, 3*H*64] projection were a gather through the linear index:
-// 1.6 ms for 4 MiB). Only a split divides, and only its own group's index. Without a multi-index (a flat
-// loop), or with an empty dim, the linear index carries over.
-Index* ElementGenerator::reshaped_index(Index* idx, const Shape& in_shape) {
-  const Shape& out_shape = idx->shape;
-  auto through_linear = [&] {
-    Index* in = make_index(in_shape);
-    in->linear = linear(idx);
-    return in;
-  };
-  if (idx->multi.empty() || numel(in_shape) == 0) return through_linear();
-  const std::vector<llvm::Value*> out = idx->multi;
-  std::vector<llvm::Value*> in(in_shape.size(), i64c(0));  // dims left outside every group have size 1
-  auto i = static_cast<int64_t>(out_shape.size()), j = static_cast<int64_t>(in_shape.size());
-  while (i > 0 && j > 0) {
-    int64_t i0 = i - 1, j0 = j - 1, out_size = out_shape[i0], in_size = in_shape[j0];
-    while (out_size != in_size) {
-      if (out_size < in_size) {
-        if (i0 == 0) return through_linear();
-        out_size *= out_shape[--i0];
-      } else {
-        if (j0 == 0) return through_linear();
-        in_size *= in_shape[--j0];
-      }
-    }
-    // The group's linear index, split again over its input dims.
-    Index* group_out = with_multi(Shape(out_shape.begin() + i0, out_shape.begin() + i),
-                                  std::vector<llvm::Value*>(out.begin() + i0, out.begin() + i));
-    Index* group_in = make_index(Shape(in_shape.begin() + j0, in_shape.begin() + j));
-    group_in->linear = linear(group_out);
-    const std::vector<llvm::Value*>& split = multi(group_in);
-    std::copy(split.begin(), split.end(), in.begin() + j0);
-    i = i0;
-    j = j0;
-  }
-  return with_multi(in_shape, std::move(in));
-}
-
-Index* ElementGenerator::with_multi(Shape shape, std::vector<llvm::Value*> m) {
-  Index* idx = make_index(std::move(shape));
-  idx->multi = std::move(m);
-  return idx;
-}
-
 llvm::Value* ElementGenerator::gen(int32_t id, Index* idx) {
   auto key = std::make_pair(id, idx);
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
@@ -460,28 +375,15 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
     case OpClass::Reshape: return gen(instr.operands[0], reshaped_index(idx, operand_type(0).shape));
     case OpClass::Transpose: {
       const auto& perm = ir::TransposeAttrs::of(instr.attrs).perm;
-      const auto& out = multi(idx);
-      std::vector<llvm::Value*> in(perm.size());
-      for (size_t k = 0; k < perm.size(); ++k) in[perm[k]] = out[k];
-      return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
+      return gen(instr.operands[0], transposed_index(idx, perm, operand_type(0).shape));
     }
     case OpClass::Broadcast: {
       const auto& dims = ir::BroadcastAttrs::of(instr.attrs).dims;
-      const Shape& in_shape = operand_type(0).shape;
-      if (numel(in_shape) == 1) return gen(instr.operands[0], make_index(in_shape));
-      const auto& out = multi(idx);
-      std::vector<llvm::Value*> in(dims.size());
-      for (size_t k = 0; k < dims.size(); ++k) in[k] = in_shape[k] == 1 ? i64c(0) : out[dims[k]];
-      return gen(instr.operands[0], with_multi(in_shape, in));
+      return gen(instr.operands[0], broadcast_index(idx, dims, operand_type(0).shape));
     }
     case OpClass::Slice: {
-      const auto& start = ir::SliceAttrs::of(instr.attrs).start;
-      const auto& stride = ir::SliceAttrs::of(instr.attrs).stride;
-      const auto& out = multi(idx);
-      std::vector<llvm::Value*> in(out.size());
-      for (size_t k = 0; k < out.size(); ++k)
-        in[k] = b_.CreateAdd(i64c(start[k]), b_.CreateMul(out[k], i64c(stride[k])));
-      return gen(instr.operands[0], with_multi(operand_type(0).shape, in));
+      const auto& attrs = ir::SliceAttrs::of(instr.attrs);
+      return gen(instr.operands[0], sliced_index(idx, attrs.start, attrs.stride, operand_type(0).shape));
     }
     case OpClass::Flip: {
       const auto& dims = ir::FlipAttrs::of(instr.attrs).dims;
@@ -490,29 +392,16 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       return gen(instr.operands[0], with_multi(instr.shape, in));
     }
     case OpClass::Pad: {
-      const auto& lo = ir::PadAttrs::of(instr.attrs).lo;
+      const auto& attrs = ir::PadAttrs::of(instr.attrs);
       const Shape& in_shape = operand_type(0).shape;
-      const auto& out = multi(idx);
-      std::vector<llvm::Value*> in(out.size());
-      llvm::Value* inside = b_.getTrue();
-      for (size_t k = 0; k < out.size(); ++k) {
-        llvm::Value* v = b_.CreateSub(out[k], i64c(lo[k]));
-        inside =
-            b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(v, i64c(0)), b_.CreateICmpSLT(v, i64c(in_shape[k]))));
-        // Clamped so the (discarded) read outside the operand stays in bounds.
-        in[k] = b_.CreateSelect(
-            b_.CreateICmpSLT(v, i64c(0)), i64c(0),
-            b_.CreateSelect(b_.CreateICmpSGE(v, i64c(in_shape[k])), i64c(std::max<int64_t>(in_shape[k] - 1, 0)), v));
-      }
       llvm::Value* value =
-          constant(d, is_floating(d) ? ir::PadAttrs::of(instr.attrs).value
-                                     : static_cast<double>(static_cast<int64_t>(ir::PadAttrs::of(instr.attrs).value)));
+          constant(d, is_floating(d) ? attrs.value : static_cast<double>(static_cast<int64_t>(attrs.value)));
       if (numel(in_shape) == 0) return rounded(value, d);
-      return b_.CreateSelect(inside, gen(instr.operands[0], with_multi(in_shape, in)), rounded(value, d));
+      const BoundedIndex in = padded_index(idx, attrs.lo, in_shape);
+      return b_.CreateSelect(in.inside, gen(instr.operands[0], in.index), rounded(value, d));
     }
     case OpClass::Concat: {
       int64_t dim = ir::DimAttrs::of(instr.attrs).dim;
-      const auto& out = multi(idx);
       llvm::Value* result = nullptr;
       int64_t base = 0;
       for (size_t k = 0; k < instr.operands.size(); ++k) {
@@ -521,12 +410,9 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
           base += s[dim];
           continue;
         }
-        std::vector<llvm::Value*> in = out;
-        llvm::Value* local = b_.CreateSub(out[dim], i64c(base));
-        llvm::Value* inside = b_.CreateAnd(b_.CreateICmpSGE(local, i64c(0)), b_.CreateICmpSLT(local, i64c(s[dim])));
-        in[dim] = b_.CreateSelect(inside, local, i64c(0));
-        llvm::Value* v = gen(instr.operands[k], with_multi(s, in));
-        result = result ? b_.CreateSelect(inside, v, result) : v;
+        const BoundedIndex in = concat_part_index(idx, dim, base, s);
+        llvm::Value* v = gen(instr.operands[k], in.index);
+        result = result ? b_.CreateSelect(in.inside, v, result) : v;
         base += s[dim];
       }
       return result ? result : constant(d, 0);  // every operand empty: the loop never runs

@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -22,11 +23,29 @@ namespace xlite::backends::codegen {
 
 bool is_unsigned(DType d);
 
+// A dim whose index the target's innermost loop counts in part: multi[dim] == outer * size + inner with
+// 0 <= inner < size, inner that loop's counter and outer invariant in it. Layout ops carry it to their
+// operands' indices wherever it stays whole, so heads transposed back into rows read `inner` as their last
+// index: contiguous loads, where the divisions of the reshape made gathers.
+struct IndexSplit {
+  int64_t dim = -1;  // -1: none
+  llvm::Value* outer = nullptr;
+  llvm::Value* inner = nullptr;
+  int64_t size = 0;
+};
+
 // An element position: a linear index, a multi-index, or both, computed on demand.
 struct Index {
   Shape shape;
   llvm::Value* linear = nullptr;
   std::vector<llvm::Value*> multi;
+  IndexSplit split;
+};
+
+// Where a pad or one operand of a concat reads, and whether the element is its operand's at all.
+struct BoundedIndex {
+  Index* index;
+  llvm::Value* inside;
 };
 
 class ElementGenerator {
@@ -68,7 +87,16 @@ class ElementGenerator {
   llvm::Value* linear(Index* idx);
   const std::vector<llvm::Value*>& multi(Index* idx);
   Index* with_multi(Shape shape, std::vector<llvm::Value*> m);
+  // Where each layout op reads its operand (of shape in_shape) for the output element at idx
+  // (element_index.cpp).
   Index* reshaped_index(Index* idx, const Shape& in_shape);
+  Index* transposed_index(Index* idx, std::span<const int64_t> perm, const Shape& in_shape);
+  Index* broadcast_index(Index* idx, std::span<const int64_t> dims, const Shape& in_shape);
+  Index* sliced_index(Index* idx, std::span<const int64_t> start, std::span<const int64_t> stride,
+                      const Shape& in_shape);
+  // Reads outside the operand are clamped into it, so that the discarded value stays in bounds.
+  BoundedIndex padded_index(Index* idx, std::span<const int64_t> lo, const Shape& in_shape);
+  BoundedIndex concat_part_index(Index* idx, int64_t dim, int64_t base, const Shape& in_shape);
 
   // ---- element generators ------------------------------------------------------------------------
   llvm::Value* gen(int32_t id, Index* idx);

@@ -169,19 +169,67 @@ class Emitter final : public codegen::ElementGenerator {
     row_values_.clear();
     kept_rows_.clear();
     emit_row_reductions(lead, rows.iv, lead.size(), &shape);
-    Loop cols = open_loop(from, to, "col");
-    Index* idx = make_index(shape);
-    idx->multi = lead;
-    idx->multi.push_back(cols.iv);
-    idx->linear = b_.CreateAdd(row_start, cols.iv);
-    // Reductions whose rows are this loop's elements (a loop over rows, one element per row).
-    emit_row_reductions(idx->multi, idx->linear, shape.size(), nullptr);
-    output_element_ = idx;
-    store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
-    output_element_ = nullptr;
-    close_loop(cols);
+    if (const int64_t tile = inner_tile(root)) {
+      emit_tiled_row(root, lead, row_start, from, to, tile);
+    } else {
+      Loop cols = open_loop(from, to, "col");
+      Index* idx = make_index(shape);
+      idx->multi = lead;
+      idx->multi.push_back(cols.iv);
+      idx->linear = b_.CreateAdd(row_start, cols.iv);
+      // Reductions whose rows are this loop's elements (a loop over rows, one element per row).
+      emit_row_reductions(idx->multi, idx->linear, shape.size(), nullptr);
+      output_element_ = idx;
+      store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
+      output_element_ = nullptr;
+      close_loop(cols);
+    }
     memo_.clear();
     close_loop(rows);
+  }
+
+  // The width of the tiles in which a row's elements are run, the innermost loop over one tile: where the
+  // region merges heads back into rows (a reshape of a transposed [.., H, D] into [.., H * D]), tiles of D
+  // keep the heads' reads contiguous (IndexSplit). 0: the row is one loop. Not with row reductions, whose
+  // loops run over whole rows.
+  int64_t inner_tile(const Instr& root) const {
+    const int64_t length = root.shape.back();
+    int64_t tile = 0;
+    for (const Instr& instr : g_.instrs) {
+      if (ir::op_info(instr.op).cls == OpClass::Reduce) return 0;
+      if (instr.op != OpId::reshape || instr.shape.empty()) continue;
+      const Instr& heads = g_.instrs[instr.operands[0]];
+      if (heads.op != OpId::transpose || heads.shape.empty()) continue;
+      const int64_t width = heads.shape.back();
+      if (width >= kMinTile && width < instr.shape.back() && instr.shape.back() % width == 0 && length % width == 0 &&
+          length > width)
+        tile = width;
+    }
+    return tile;
+  }
+  static constexpr int64_t kMinTile = 16;  // a vector of floats
+
+  // Elements [from, to) of the row at `lead`, tile by tile.
+  void emit_tiled_row(const Instr& root, const std::vector<llvm::Value*>& lead, llvm::Value* row_start,
+                      llvm::Value* from, llvm::Value* to, int64_t tile) {
+    Loop tiles =
+        open_loop(b_.CreateSDiv(from, i64c(tile)), b_.CreateSDiv(b_.CreateAdd(to, i64c(tile - 1)), i64c(tile)), "tile");
+    llvm::Value* tile_start = b_.CreateMul(tiles.iv, i64c(tile));
+    llvm::Value* first = b_.CreateSub(from, tile_start);
+    first = b_.CreateSelect(b_.CreateICmpSLT(first, i64c(0)), i64c(0), first);
+    llvm::Value* last = b_.CreateSub(to, tile_start);
+    last = b_.CreateSelect(b_.CreateICmpSGT(last, i64c(tile)), i64c(tile), last);
+    Loop cols = open_loop(first, last, "col");
+    llvm::Value* col = b_.CreateAdd(tile_start, cols.iv);
+    Index* idx = make_index(root.shape);
+    idx->multi = lead;
+    idx->multi.push_back(col);
+    idx->linear = b_.CreateAdd(row_start, col);
+    idx->split = codegen::IndexSplit{static_cast<int64_t>(root.shape.size()) - 1, tiles.iv, cols.iv, tile};
+    store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
+    close_loop(cols);
+    memo_.clear();
+    close_loop(tiles);
   }
 
   // The row reductions fused into this loop (fusion checked that only this row reaches them) whose rows
