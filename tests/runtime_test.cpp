@@ -35,6 +35,30 @@ TEST(Allocator, ReusesFreedBlocksAndTracksPeak) {
   EXPECT_EQ(alloc.info().bytes_cached, 0);
 }
 
+// A request with no cached block of its size class takes a cached block of a larger class up to 1.6x its
+// own, rather than new memory; a block more than that larger stays for requests of its size.
+TEST(Allocator, AMissTakesACachedBlockALittleLargerButNotMuchLarger) {
+  xl::runtime::CachingAllocator alloc(xl::device());
+  void* larger = nullptr;
+  void* much_larger = nullptr;
+  {
+    auto a = alloc.allocate(150000);  // size class 163840
+    auto b = alloc.allocate(400000);  // 425984
+    larger = a->data();
+    much_larger = b->data();
+  }
+  const int64_t cached = alloc.info().bytes_cached;
+  auto taken = alloc.allocate(100000);  // class 106496: 163840 is 1.54x it
+  EXPECT_EQ(taken->data(), larger);
+  EXPECT_EQ(alloc.info().bytes_used, 163840);  // the block counts as what it is
+  EXPECT_EQ(alloc.info().bytes_cached, cached - 163840);
+  auto fresh = alloc.allocate(200000);  // class 212992: 425984 is 2x it
+  EXPECT_NE(fresh->data(), much_larger);
+  taken.reset();
+  auto same = alloc.allocate(150000);  // the block went back to its own class
+  EXPECT_EQ(same->data(), larger);
+}
+
 // Buffers of 8 MiB and more start on a 2 MiB boundary, so that the huge pages they ask for can back them
 // from their first byte; smaller ones keep the 64-byte alignment.
 TEST(Allocator, LargeBuffersStartOnAHugePageBoundary) {

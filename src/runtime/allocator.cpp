@@ -46,6 +46,18 @@ CachingAllocator::~CachingAllocator() {
   free_cached_locked();
 }
 
+// A cached block of the request's size class, or else of the smallest larger class up to kLargerFit times
+// it: a step's buffers come in many sizes, and a free block a little too large, taken now, is memory the
+// process does not have to add. Measured peaks (bench/peer_training, RSS): the f32 transformer block step
+// 161 -> 153 MiB, the bf16 one 110 -> 106, chargpt and the MLP within 0.5 MiB; at 2x chargpt's grew 3%.
+std::map<size_t, std::vector<void*>>::iterator CachingAllocator::reusable(size_t capacity) {
+  constexpr double kLargerFit = 1.6;
+  for (auto it = cached_.lower_bound(capacity);
+       it != cached_.end() && static_cast<double>(it->first) <= static_cast<double>(capacity) * kLargerFit; ++it)
+    if (!it->second.empty()) return it;
+  return cached_.end();
+}
+
 size_t CachingAllocator::size_class(size_t bytes) {
   // Small blocks round to a power of two; large ones to 1/8 steps of their power of two, which bounds
   // waste at 12.5% while keeping the number of classes small. Only called for bytes <= kMaxRequest, so
@@ -67,8 +79,9 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
       throw Error("[allocate] out of memory on " + device_.str() + ": requested " + std::to_string(bytes) +
                   " bytes, more than the limit of " + std::to_string(limit_));
     capacity = size_class(bytes);
-    auto it = cached_.find(capacity);
-    if (it != cached_.end() && !it->second.empty()) {
+    auto it = reusable(capacity);
+    if (it != cached_.end()) {
+      capacity = it->first;
       data = it->second.back();
       it->second.pop_back();
       bytes_cached_ -= static_cast<int64_t>(capacity);

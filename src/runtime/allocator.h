@@ -28,6 +28,8 @@ class CachingAllocator final : public BufferReleaser {
  private:
   static size_t size_class(size_t bytes);
   void free_cached_locked();
+  // The cached blocks to take a request of this size class from; cached_.end() for none.
+  std::map<size_t, std::vector<void*>>::iterator reusable(size_t capacity);
 
   Device device_;
   mutable std::mutex mutex_;
