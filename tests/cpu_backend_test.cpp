@@ -92,6 +92,22 @@ void expect_cpu_matches_reference(const std::vector<xl::Tensor>& cases, float ab
   }
 }
 
+// Runs a built graph on the cpu and the reference backends and expects each element of its output within
+// abs + rel * |reference|, and NaN wherever the reference gives NaN.
+void expect_built_matches_reference(const xl::lazy::BuiltGraph& built, int64_t numel, float abs, float rel, size_t c) {
+  auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
+  auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
+  const float* got = cpu[0]->as<float>();
+  const float* want = ref[0]->as<float>();
+  for (int64_t i = 0; i < numel; ++i) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << "case " << c << " element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got[i], want[i], abs + rel * std::fabs(want[i])) << "case " << c << " element " << i;
+  }
+}
+
 void expect_accurate(const std::string& op, double (*reference)(double)) {
   std::vector<float> xs = test_inputs();
   std::vector<float> got = run_unary(op, xs);
@@ -574,17 +590,7 @@ TEST(CpuBackend, RowFusedReductionsMatchTheReference) {
     auto built = xl::lazy::build_graph({cases[c].impl()->node()});
     auto plan = xl::compiler::plan_fusion(xl::compiler::optimize(built.graph));
     EXPECT_EQ(plan.regions.size(), 1u) << "case " << c << "\n" << xl::compiler::describe(plan);
-    auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
-    auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
-    const float* got = cpu[0]->as<float>();
-    const float* want = ref[0]->as<float>();
-    for (int64_t i = 0; i < xl::numel(cases[c].shape()); ++i) {
-      if (std::isnan(want[i])) {
-        ASSERT_TRUE(std::isnan(got[i])) << "case " << c << " element " << i;
-        continue;
-      }
-      ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-4f * std::fabs(want[i])) << "case " << c << " element " << i;
-    }
+    expect_built_matches_reference(built, xl::numel(cases[c].shape()), 1e-5f, 1e-4f, c);
   }
 }
 
@@ -619,17 +625,7 @@ TEST(CpuBackend, PerRowLoopsComputeTheirRowReductions) {
     size_t by_rows = 0;
     for (const auto& d : plan.decisions) by_rows += d.choice == xl::compiler::FusionChoice::compute_by_rows;
     EXPECT_EQ(by_rows, cases[c].by_rows) << "case " << c << "\n" << xl::compiler::describe(plan);
-    auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
-    auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
-    const float* got = cpu[0]->as<float>();
-    const float* want = ref[0]->as<float>();
-    for (int64_t i = 0; i < xl::numel(cases[c].value.shape()); ++i) {
-      if (std::isnan(want[i])) {
-        ASSERT_TRUE(std::isnan(got[i])) << "case " << c << " element " << i;
-        continue;
-      }
-      ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << "case " << c << " element " << i;
-    }
+    expect_built_matches_reference(built, xl::numel(cases[c].value.shape()), 1e-5f, 1e-5f, c);
   }
   // Known values: rows of equal logits lose log(classes) each, and a row whose target holds all the mass
   // loses nothing.
