@@ -9,10 +9,16 @@ namespace xlite::backends::codegen {
 namespace {
 // The same index with its split moved to `dim` of the operand (or dropped, for dim -1).
 IndexSplit moved_to(const IndexSplit& split, int64_t dim) {
-  IndexSplit moved = split;
-  moved.dim = dim;
-  if (dim < 0) moved = IndexSplit{};
-  return moved;
+  return dim < 0 ? IndexSplit{} : IndexSplit{dim, split.outer, split.inner, split.size};
+}
+
+// The split of an operand's `dim` that counts `outer` whole tiles of the same loop; its index is joined().
+IndexSplit retiled(const IndexSplit& split, int64_t dim, llvm::Value* outer) {
+  return IndexSplit{dim, outer, split.inner, split.size};
+}
+
+llvm::Value* joined(llvm::IRBuilder<>& b, const IndexSplit& split) {
+  return b.CreateAdd(b.CreateMul(split.outer, b.getInt64(split.size)), split.inner);
 }
 }  // namespace
 
@@ -103,8 +109,8 @@ Index* ElementGenerator::reshaped_index(Index* idx, const Shape& in_shape) {
       }
       const int64_t tiles_in_dim = in_shape[j - 1] / tile;
       llvm::Value* dim_outer = j0 == j - 1 ? outer : b_.CreateURem(outer, i64c(tiles_in_dim));
-      in[j - 1] = b_.CreateAdd(b_.CreateMul(dim_outer, i64c(tile)), split.inner);
-      in_split = IndexSplit{j - 1, dim_outer, split.inner, tile};
+      in_split = retiled(split, j - 1, dim_outer);
+      in[j - 1] = joined(b_, in_split);
       if (j0 < j - 1) {
         Index* rest = make_index(Shape(in_shape.begin() + j0, in_shape.begin() + j - 1));
         rest->linear = b_.CreateUDiv(outer, i64c(tiles_in_dim));
@@ -133,7 +139,7 @@ Index* ElementGenerator::transposed_index(Index* idx, std::span<const int64_t> p
   std::vector<llvm::Value*> in(perm.size());
   for (size_t k = 0; k < perm.size(); ++k) in[perm[k]] = out[k];
   Index* result = with_multi(in_shape, std::move(in));
-  if (idx->split.dim >= 0) result->split = moved_to(idx->split, perm[idx->split.dim]);
+  result->split = moved_to(idx->split, idx->split.dim < 0 ? -1 : perm[idx->split.dim]);
   return result;
 }
 
@@ -160,9 +166,8 @@ Index* ElementGenerator::sliced_index(Index* idx, std::span<const int64_t> start
   for (size_t k = 0; k < out.size(); ++k) {
     const bool whole_tiles = static_cast<int64_t>(k) == split.dim && stride[k] == 1 && start[k] % split.size == 0;
     if (whole_tiles) {
-      llvm::Value* outer = b_.CreateAdd(split.outer, i64c(start[k] / split.size));
-      in[k] = b_.CreateAdd(b_.CreateMul(outer, i64c(split.size)), split.inner);
-      in_split = IndexSplit{split.dim, outer, split.inner, split.size};
+      in_split = retiled(split, split.dim, b_.CreateAdd(split.outer, i64c(start[k] / split.size)));
+      in[k] = joined(b_, in_split);
     } else {
       in[k] = b_.CreateAdd(i64c(start[k]), b_.CreateMul(out[k], i64c(stride[k])));
     }
@@ -189,9 +194,9 @@ BoundedIndex ElementGenerator::padded_index(Index* idx, std::span<const int64_t>
         static_cast<int64_t>(k) == split.dim && lo[k] % split.size == 0 && in_shape[k] % split.size == 0;
     if (whole_tiles) {
       // Inside or outside by whole tiles: decided by the tile, not by the element.
-      llvm::Value* outer = bounded(b_.CreateSub(split.outer, i64c(lo[k] / split.size)), in_shape[k] / split.size);
-      in[k] = b_.CreateAdd(b_.CreateMul(outer, i64c(split.size)), split.inner);
-      in_split = IndexSplit{split.dim, outer, split.inner, split.size};
+      in_split = retiled(split, split.dim,
+                         bounded(b_.CreateSub(split.outer, i64c(lo[k] / split.size)), in_shape[k] / split.size));
+      in[k] = joined(b_, in_split);
     } else {
       in[k] = bounded(b_.CreateSub(out[k], i64c(lo[k])), in_shape[k]);
     }
@@ -210,10 +215,10 @@ BoundedIndex ElementGenerator::concat_part_index(Index* idx, int64_t dim, int64_
   if (split.dim == dim && base % tile == 0 && in_shape[dim] % tile == 0) {
     llvm::Value* outer = b_.CreateSub(split.outer, i64c(base / tile));
     inside = b_.CreateAnd(b_.CreateICmpSGE(outer, i64c(0)), b_.CreateICmpSLT(outer, i64c(in_shape[dim] / tile)));
-    outer = b_.CreateSelect(inside, outer, i64c(0));
-    in[dim] = b_.CreateAdd(b_.CreateMul(outer, i64c(tile)), split.inner);
+    const IndexSplit part_split = retiled(split, dim, b_.CreateSelect(inside, outer, i64c(0)));
+    in[dim] = joined(b_, part_split);
     result = with_multi(in_shape, std::move(in));
-    result->split = IndexSplit{dim, outer, split.inner, tile};
+    result->split = part_split;
   } else {
     llvm::Value* local = b_.CreateSub(in[dim], i64c(base));
     inside = b_.CreateAnd(b_.CreateICmpSGE(local, i64c(0)), b_.CreateICmpSLT(local, i64c(in_shape[dim])));

@@ -239,10 +239,9 @@ class Emitter final : public codegen::ElementGenerator {
   void emit_row_reductions(const std::vector<llvm::Value*>& lead, llvm::Value* row, size_t rank,
                            const Shape* row_elements) {
     for (size_t k = 0; k < g_.instrs.size(); ++k) {
+      if (!row_reduction_of_rank(k, rank)) continue;
       const Instr& r = g_.instrs[k];
-      if (static_cast<int32_t>(k) == g_.outputs[0] || ir::op_info(r.op).cls != OpClass::Reduce) continue;
       const Shape& in_shape = g_.instrs[r.operands[0]].shape;
-      if (in_shape.size() != rank + 1) continue;
       const int64_t length = in_shape.back();
       if (row_elements && worth_keeping(r, *row_elements)) {
         keeping_ = stack_row(length);
@@ -259,14 +258,16 @@ class Emitter final : public codegen::ElementGenerator {
     }
   }
 
-  // Whether a fused row reduction has rows of `rank` dims.
+  // Whether instruction k is a fused row reduction (not the root) whose rows have `rank` dims.
+  bool row_reduction_of_rank(size_t k, size_t rank) const {
+    const Instr& r = g_.instrs[k];
+    return static_cast<int32_t>(k) != g_.outputs[0] && ir::op_info(r.op).cls == OpClass::Reduce &&
+           g_.instrs[r.operands[0]].shape.size() == rank + 1;
+  }
+
   bool has_row_reductions(size_t rank) const {
-    for (size_t k = 0; k < g_.instrs.size(); ++k) {
-      const Instr& r = g_.instrs[k];
-      if (static_cast<int32_t>(k) != g_.outputs[0] && ir::op_info(r.op).cls == OpClass::Reduce &&
-          g_.instrs[r.operands[0]].shape.size() == rank + 1)
-        return true;
-    }
+    for (size_t k = 0; k < g_.instrs.size(); ++k)
+      if (row_reduction_of_rank(k, rank)) return true;
     return false;
   }
 
