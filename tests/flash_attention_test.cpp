@@ -198,8 +198,10 @@ TEST(FlashAttention, HalfPrecisionKeepsItsStatisticsInF32) {
             std::string::npos);
 }
 
-// Eager training steps through the kernel, with q, k and v computed from a weight, each end holding what
-// the first did: the kernel's backward rule (and with it the step's graph and buffers) dies with the step.
+// Eager training steps through the kernel, with q, k and v computed from a weight, each end holding no more
+// than the first did, and the later ones the same: the kernel's backward rule (and with it the step's graph
+// and buffers) dies with the step. (The first may hold a little more: its buffers come from an emptier cache,
+// some in a larger size class.)
 TEST(FlashAttention, EagerStepsHoldNoMoreMemoryThanTheFirst) {
   xl::EagerModeGuard eager(true);
   const int64_t b = 2, h = 4, s = 128, d = 32;
@@ -215,7 +217,8 @@ TEST(FlashAttention, EagerStepsHoldNoMoreMemoryThanTheFirst) {
     xl::sync({loss, w.grad()});
     used.push_back(xl::get_memory_info(xl::device()).bytes_used);
   }
-  EXPECT_EQ(used[3], used[0]) << used[1] << " " << used[2];
+  EXPECT_LE(used[3], used[0]) << used[1] << " " << used[2];
+  EXPECT_EQ(used[3], used[1]) << used[0] << " " << used[2];
 }
 
 // At S = 8192 the composite holds an S x S matrix of scores (and the backward another of probabilities);

@@ -144,6 +144,25 @@ std::vector<bool> overwritable_inputs(const ir::Graph& graph, const Region& regi
   return safe;
 }
 
+// Per step, the input whose buffer its output may take. A step that hands back a buffer of its own may
+// return a view of an input (a fallback's reshape, a custom call's output), so neither its value nor what it
+// reads may be lent.
+std::vector<int32_t> in_place_writes(const ir::Graph& graph, const std::vector<runtime::ProgramStep>& steps,
+                                     const std::vector<int32_t>& writes,
+                                     const std::vector<std::vector<int32_t>>& reads) {
+  std::vector<bool> viewed(graph.instrs.size(), false);
+  for (const runtime::ProgramStep& step : steps)
+    if (step.replaces_output)
+      for (int32_t v : step.inputs) viewed[v] = true;
+  std::vector<bool> may_lend(steps.size());
+  std::vector<std::vector<bool>> overwritable(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    may_lend[s] = !steps[s].replaces_output && !viewed[steps[s].root];
+    overwritable[s] = steps[s].overwritable;
+  }
+  return passes::in_place_writes(graph, writes, reads, overwritable, may_lend);
+}
+
 // Steps that can raise, and the steps they read, run before all others. A donated buffer is written only
 // after the last step that can raise: a training step's loss, which gathers its labels, is traced last, and
 // left there it kept every weight update out of its weight's buffer; a decode step's check of its page
@@ -314,8 +333,10 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
     scratch.push_back(step.scratch_bytes);
     program.steps.push_back(std::move(step));
   }
+  const std::vector<int32_t> written_over = in_place_writes(graph, program.steps, writes, reads);
+  for (size_t s = 0; s < program.steps.size(); ++s) program.steps[s].written_over = written_over[s];
   program.freed_after = passes::last_uses(graph, reads);
-  program.stats = passes::plan_memory(graph, writes, reads, scratch, &program.live_bytes);
+  program.stats = passes::plan_memory(graph, writes, reads, scratch, &program.live_bytes, written_over);
   program.stats.code_bytes = code_bytes;
   program.stats.kernels = kernels;
   program.stats.fusion = fusion;

@@ -113,7 +113,7 @@ class Executor final : public Executable {
     std::pmr::vector<BufferPtr> preallocated(&arena);
     if (first_donated < static_cast<int64_t>(steps.size())) preallocated.resize(steps.size());
     for (size_t s = first_donated; s < steps.size(); ++s)
-      if (!donated[s] && !steps[s].replaces_output)
+      if (!donated[s] && !steps[s].replaces_output && steps[s].written_over < 0)
         preallocated[s] = output_allocator_[s]->allocate(static_cast<size_t>(steps[s].output_bytes));
     // Each value by instruction (RunValues).
     std::pmr::vector<Buffer*> values(graph.instrs.size(), nullptr, &arena);
@@ -131,9 +131,10 @@ class Executor final : public Executable {
       if (failure.failed() && static_cast<int64_t>(s) > last_raising_step_) failure.raise();
       const ProgramStep& step = steps[s];
       const int64_t started = timed_ ? now_ns() : 0;
-      BufferPtr out = !donated.empty() && donated[s] ? std::move(donated[s])
-                      : !preallocated.empty() && preallocated[s]
-                          ? std::move(preallocated[s])
+      BufferPtr out = !donated.empty() && donated[s]             ? std::move(donated[s])
+                      : !preallocated.empty() && preallocated[s] ? std::move(preallocated[s])
+                      : in_place(step, owned.data())
+                          ? owned[step.written_over]
                           : output_allocator_[s]->allocate(static_cast<size_t>(step.output_bytes));
       const StepInputs inputs(step.inputs, run_values);
       if (std::optional<StepFailure> failed = step.thunk->run(inputs, &out)) failure.note(std::move(*failed));
@@ -158,6 +159,11 @@ class Executor final : public Executable {
       outputs.push_back(output_is_last_use_[i] && owned[o] ? std::move(owned[o]) : run_values.shared(o));
     }
     return outputs;
+  }
+
+  // The pipeline lends only buffers nothing else views (passes::in_place_writes); the count confirms it.
+  static bool in_place(const ProgramStep& step, const BufferPtr* owned) {
+    return step.written_over >= 0 && owned[step.written_over] && owned[step.written_over].use_count() == 1;
   }
 
   debug::MemoryStats memory_stats() const override { return program_.stats; }

@@ -73,6 +73,9 @@ struct ProgramStep {
   // the inputs below at that element only.
   bool may_write_into_argument = false;
   std::vector<bool> overwritable;  // per input: read only at the element being written
+  // An intermediate input whose last read this step is and whose buffer the output takes
+  // (passes::in_place_writes), or -1.
+  int32_t written_over = -1;
   // What profiles, traces, debug reports and memory timelines call it ("loop tanh f32[4096] (7 ops)").
   std::string label;
   // Estimates, as doubles: a legal graph may be far too large to run, and its counts must not overflow.
