@@ -1,6 +1,7 @@
 // Buffer reuse inside a compiled program: a loop writes its value over an intermediate that dies there
-// (passes::in_place_writes). Each case checks the plan's bytes, what the allocator held, and the values
-// against the reference backend.
+// (passes::in_place_writes), and the schedule orders steps so that fewer large values are alive at once
+// (compiler/schedule.h). Each case checks the plan's bytes, what the allocator held, and the values against
+// the reference backend.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -88,4 +89,19 @@ TEST(BufferReuse, ALoopWritesOverTheIntermediateItReadsLastAtItsOwnElements) {
   EXPECT_GE(expect_planned_and_run({xl::sum(a * xl::matmul(b, w))}, 3 * kSquare), 3 * kSquare);
   const xl::Tensor rolled = xl::relu(xl::roll(a, {1}, {1})) + 1.0f;  // element (i, j) reads a at (i, j - 1)
   EXPECT_GE(expect_planned_and_run({xl::matmul(rolled, v)}, 2 * kSquare), 2 * kSquare);
+}
+
+// h = relu(x w) is read by two GEMMs: h w, at the start of a chain of large values, and h^T u, a small
+// product traced after the chain. Run in the traced order, h lives through the chain (h, b and c at once);
+// the schedule runs h^T u first, so that h dies where the chain starts.
+TEST(BufferReuse, TheScheduleRunsASmallLastReaderEarlySoThatALargeValueDies) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "about the default cpu backend";
+  const auto [x, w, u] = operands(5);
+  auto h = xl::relu(xl::matmul(x, w));
+  auto a = xl::matmul(h, w);
+  auto b = xl::tanh(a) * 2.0f;
+  auto c = xl::matmul(b, w);
+  auto total = xl::sum(xl::exp(c * 0.01f));
+  auto late = xl::matmul(xl::transpose(h, 0, 1), u);
+  EXPECT_LT(expect_planned_and_run({total, late}, 2 * kSquare), 3 * kSquare);
 }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
 
 #include "passes/memory_plan.h"
 #include "compiler/optimize.h"
+#include "compiler/schedule.h"
 #include "core/clock.h"
 #include "core/debug_output.h"
 #include "core/trace.h"
@@ -163,29 +163,6 @@ std::vector<int32_t> in_place_writes(const ir::Graph& graph, const std::vector<r
   return passes::in_place_writes(graph, writes, reads, overwritable, may_lend);
 }
 
-// Steps that can raise, and the steps they read, run before all others. A donated buffer is written only
-// after the last step that can raise: a training step's loss, which gathers its labels, is traced last, and
-// left there it kept every weight update out of its weight's buffer; a decode step's check of its page
-// indices reads lengths computed after the cache's update. Both groups keep their traced order, so every
-// step still runs after its inputs.
-std::vector<Region> run_raising_steps_early(const ir::Graph& graph, std::vector<Region> regions) {
-  std::unordered_map<int32_t, size_t> region_of_root;
-  for (size_t i = 0; i < regions.size(); ++i) region_of_root[regions[i].root] = i;
-  std::vector<bool> early(regions.size(), false);
-  for (size_t i = regions.size(); i-- > 0;) {
-    if (!early[i] && !may_raise(graph, regions[i])) continue;
-    early[i] = true;
-    for (int32_t v : regions[i].inputs)
-      if (auto it = region_of_root.find(v); it != region_of_root.end()) early[it->second] = true;
-  }
-  std::vector<Region> order;
-  order.reserve(regions.size());
-  for (bool first : {true, false})
-    for (size_t i = 0; i < regions.size(); ++i)
-      if (early[i] == first) order.push_back(std::move(regions[i]));
-  return order;
-}
-
 // Operations a step performs, roughly: one per element of each value a loop or reduction computes (or reads,
 // for a reduction), 2*M*N*K for a GEMM, two per multiply-add of a convolution.
 double estimated_flops(const ir::Graph& graph, const Region& region) {
@@ -300,7 +277,7 @@ std::shared_ptr<runtime::Executable> compile_for_target(const ir::Graph& input, 
   std::vector<std::vector<int32_t>> reads;
   std::vector<int64_t> scratch;
   int64_t code_bytes = 0, kernels = 0;
-  for (Region& region : run_raising_steps_early(graph, std::move(plan.regions))) {
+  for (Region& region : schedule(graph, std::move(plan.regions))) {
     // Copies between devices and custom kernels are the runtime's; the target lowers what computes.
     LoweredRegion lowered = lower_in_runtime(graph, region);
     if (!lowered.thunk) lowered = target.lower(graph, region);

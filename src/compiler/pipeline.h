@@ -1,7 +1,7 @@
 #pragma once
 // The compilation pipeline every code-generating target shares: graph passes to a fixed point, fusion
-// with the target's policy, a schedule (steps that can raise run as early as their inputs allow, so a
-// donated buffer is written only after them), the buffer plan, then the target lowers each region.
+// with the target's policy, a schedule (compiler/schedule.h), the buffer plan (passes/memory_plan.h, with
+// loops that write over an input that dies there), then the target lowers each region.
 #include <memory>
 
 #include "compiler/target.h"
