@@ -2,6 +2,8 @@
 // memory plans, and the accuracy of the inline transcendentals.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -303,6 +305,35 @@ TEST(CpuBackend, MatmulTimesBothLibraryPathsThenKeepsOne) {
   // Small products and layouts sgemm cannot read are not timed.
   EXPECT_EQ(Matmul({8, 64}, {64, 1}, {64, 8}, {8, 1}).path(), Matmul::Path::sgemm);
   EXPECT_EQ(Matmul({m, k}, {k, 1}, {k, n}, {1, k}).path(), Matmul::Path::primitive);
+}
+
+// A oneDNN primitive borrows its scratchpad from the device's allocator for each run instead of keeping one
+// for life (about 265 KiB per matmul in the library's own mode): making primitives adds little to the heap,
+// and a run hands the scratchpad back.
+TEST(CpuBackend, MatmulPrimitivesBorrowTheirScratchpadForEachRun) {
+  using xl::backends::cpu::Matmul;
+  constexpr int kPrimitives = 16;
+  const int64_t k = 512, n = 512;
+  auto heap = [] {
+    const struct mallinfo2 info = mallinfo2();
+    return static_cast<int64_t>(info.uordblks + info.hblkhd);
+  };
+  const int64_t before = heap();
+  std::vector<std::unique_ptr<Matmul>> products;
+  for (int i = 0; i < kPrimitives; ++i) {
+    const int64_t m = 256 + 16 * i;  // distinct shapes: oneDNN's own cache would share equal ones
+    products.push_back(std::make_unique<Matmul>(xl::Shape{m, k}, std::vector<int64_t>{k, 1}, xl::Shape{k, n},
+                                                std::vector<int64_t>{1, k}));  // b transposed: the primitive
+    ASSERT_EQ(products.back()->path(), Matmul::Path::primitive);
+  }
+  EXPECT_LT(heap() - before, kPrimitives * (64 << 10)) << "bytes per primitive: " << (heap() - before) / kPrimitives;
+  const int64_t m = 256 + 16 * (kPrimitives - 1);
+  std::vector<float> a(m * k, 1.0f), b(k * n, 0.5f), out(m * n, NAN);
+  const int64_t used = xl::get_memory_info(xl::Device{}).bytes_used;
+  products.back()->run(a.data(), b.data(), out.data());
+  EXPECT_EQ(xl::get_memory_info(xl::Device{}).bytes_used, used);
+  EXPECT_EQ(out[0], 256.0f);
+  EXPECT_EQ(out[m * n - 1], 256.0f);
 }
 
 TEST(CpuBackend, BatchedMatmulThroughTheLibraryMatchesKnownValues) {
