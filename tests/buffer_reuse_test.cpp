@@ -106,3 +106,20 @@ TEST(BufferReuse, TheScheduleRunsASmallLastReaderEarlySoThatALargeValueDies) {
   auto late = xl::matmul(xl::transpose(h, 0, 1), u);
   EXPECT_LT(expect_planned_and_run({total, late}, 2 * kSquare), 3 * kSquare);
 }
+
+// A relu layer's backward, with g the gradient arriving from above: the activation's gradient reads the
+// activation h only through h > 0, which is kept in a byte per element (fusion's compact mask), so h dies
+// after the weight gradient h^T g instead of living until the activation's gradient is computed.
+TEST(BufferReuse, AReluGradientKeepsItsMaskSoThatTheActivationDiesEarly) {
+  if (std::getenv("XLITE_BACKEND")) GTEST_SKIP() << "about the default cpu backend";
+  const auto [x, w, v] = operands(9);
+  const xl::Tensor g = operands(10).x;
+  const xl::Tensor h = xl::relu(xl::matmul(x, w));
+  const xl::Tensor y = xl::matmul(h, w);
+  const xl::Tensor weight_gradient = xl::matmul(xl::transpose(h, 0, 1), g);
+  const xl::Tensor input_gradient = xl::matmul(xl::where(h > 0.0f, xl::matmul(g, w), 0.0f), v);
+  // h and its mask, then the mask and g w (the activation's gradient written over it); 2 * kSquare without.
+  // The run also holds its outputs y and h^T g.
+  EXPECT_LT(expect_planned_and_run({y, weight_gradient, input_gradient}, kSquare + kSquare / 4),
+            2 * kSquare + kSquare * 3 / 2);
+}

@@ -24,6 +24,8 @@ constexpr size_t kMaxDuplicatedChain = 8;
 constexpr int kMaxFusedDepth = 200;
 // How many values per_row_input_of_reduction looks through for the row reduction a per-row value reads.
 constexpr size_t kMaxRowSearch = 64;
+// Masks of fewer elements are computed where they are read: a buffer this small costs little to keep.
+constexpr int64_t kMinCompactMask = int64_t{1} << 16;
 
 std::string name(const ir::Graph& g, int32_t i) {
   return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op));
@@ -296,6 +298,13 @@ class FusionPlanner {
         }
         continue;
       }
+      if (const std::optional<int32_t> compared = compared_buffer(i)) {
+        materialize(i, MaterializeReason::compact_mask,
+                    "a mask of " + name(graph_, *compared) + " at a byte per element, so that " +
+                        name(graph_, *compared) + " may die before the mask is read");
+        regions_of_[i] = {i};
+        continue;
+      }
       if (regions.size() == 1 && per_row_input_of_reduction(i, regions[0])) {
         materialize(i, MaterializeReason::per_row_input,
                     "one value per row, computed from row reductions and reduced across rows by " +
@@ -336,6 +345,28 @@ class FusionPlanner {
         regions_of_[i] = std::move(regions);
       }
     }
+  }
+
+  // The buffer that comparison `i` compares with a constant, when keeping the comparison instead may let the
+  // buffer die early: a relu's gradient reads its output only through `output > 0`, while the output lives
+  // in a buffer (a GEMM's operand) that other readers need, until the last of them. The mask takes a byte
+  // per element where the buffer takes four or more; the schedule then runs its other readers early.
+  std::optional<int32_t> compared_buffer(int32_t i) const {
+    const Instr& instr = graph_.instrs[i];
+    if (ir::op_info(instr.op).cls != OpClass::Compare || numel(instr.shape) < kMinCompactMask) return std::nullopt;
+    auto constant = [&](int32_t v) {
+      const Instr& operand = graph_.instrs[v];
+      return operand.op == OpId::constant ||
+             (operand.op == OpId::broadcast && graph_.instrs[operand.operands[0]].op == OpId::constant);
+    };
+    for (int k = 0; k < 2; ++k) {
+      const int32_t buffer = instr.operands[k], other = instr.operands[1 - k];
+      const Instr& value = graph_.instrs[buffer];
+      if (!constant(other) || !materialized_[buffer] || value.op == OpId::parameter) continue;
+      if (value.shape != instr.shape || dtype_size(value.dtype) < 4 || consumers_[buffer].size() < 2) continue;
+      return buffer;
+    }
+    return std::nullopt;
   }
 
   // The input of reduction `region` that holds one value per row of a row reduction it is computed from (a

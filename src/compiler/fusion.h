@@ -48,6 +48,8 @@ enum class MaterializeReason : uint8_t {
   deep_chain,                  // cuts a fused chain that grew too deep
   per_row_input,               // one value per row, read by a reduction across rows: its loop computes the
                                // row reductions it needs, by rows
+  compact_mask,                // a large buffer compared with a constant: a byte per element, so that the
+                               // buffer may die before the mask is read (a relu's gradient)
 };
 
 enum class FusionChoice : uint8_t {
