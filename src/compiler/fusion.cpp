@@ -364,6 +364,12 @@ class FusionPlanner {
       const Instr& value = graph_.instrs[buffer];
       if (!constant(other) || !materialized_[buffer] || value.op == OpId::parameter) continue;
       if (value.shape != instr.shape || dtype_size(value.dtype) < 4 || consumers_[buffer].size() < 2) continue;
+      // A reader of the mask that reads the buffer too (a leaky relu's select) keeps the buffer alive anyway.
+      const bool read_beside = std::any_of(consumers_[i].begin(), consumers_[i].end(), [&](int32_t c) {
+        const std::vector<int32_t>& operands = graph_.instrs[c].operands;
+        return std::find(operands.begin(), operands.end(), buffer) != operands.end();
+      });
+      if (read_beside) continue;
       return buffer;
     }
     return std::nullopt;
