@@ -49,7 +49,7 @@ struct Primitive::State {
   dnnl_primitive_t primitive = nullptr;
   // Builds the primitive for an operation descriptor over the memory descriptors above. Its scratchpad is
   // the caller's, lent for each execution from the device's allocator: in the library's mode each primitive
-  // kept one of its own for life (about 265 KiB per matmul, 26 MiB of chargpt's compiled step, whether or
+  // kept one of its own for life (about 300 KiB per matmul, 26 MiB of chargpt's compiled step, whether or
   // not the primitive ever ran).
   void create(const_dnnl_op_desc_t desc) {
     dnnl_primitive_attr_t attr = nullptr;
