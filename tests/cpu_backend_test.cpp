@@ -308,7 +308,7 @@ TEST(CpuBackend, MatmulTimesBothLibraryPathsThenKeepsOne) {
 }
 
 // A oneDNN primitive borrows its scratchpad from the device's allocator for each run instead of keeping one
-// for life (about 265 KiB per matmul in the library's own mode): making primitives adds little to the heap,
+// for life (about 320 KiB per matmul in the library's own mode): making primitives adds little to the heap,
 // and a run hands the scratchpad back.
 TEST(CpuBackend, MatmulPrimitivesBorrowTheirScratchpadForEachRun) {
   using xl::backends::cpu::Matmul;
