@@ -77,19 +77,19 @@ std::vector<size_t> by_memory(const ir::Graph& graph, const std::vector<Region>&
   for (size_t i = 0; i < n; ++i)
     if (!early[i] && waiting_on[i] == 0) ready.push_back(i);
   while (!ready.empty()) {
-    size_t best = ready.size();
-    for (size_t k = 0; k < ready.size(); ++k) {
-      if (best == ready.size()) {
-        best = k;
-        continue;
-      }
-      const size_t a = ready[k], b = ready[best];
-      if (sink(a) != sink(b)) {
-        if (!sink(a)) best = k;
-        continue;
-      }
-      const int64_t fa = net_freed(a), fb = net_freed(b);
-      if (fa > fb || (fa == fb && a < b)) best = k;
+    // Each ready region's rank is computed once per round: not a sink first, then the most freed, then the
+    // earliest traced.
+    size_t best = 0;
+    bool best_sink = sink(ready[0]);
+    int64_t best_freed = net_freed(ready[0]);
+    for (size_t k = 1; k < ready.size(); ++k) {
+      const bool k_sink = sink(ready[k]);
+      if (k_sink && !best_sink) continue;
+      const int64_t freed = net_freed(ready[k]);
+      if (k_sink == best_sink && (freed < best_freed || (freed == best_freed && ready[k] > ready[best]))) continue;
+      best = k;
+      best_sink = k_sink;
+      best_freed = freed;
     }
     const size_t chosen = ready[best];
     ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
