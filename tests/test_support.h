@@ -86,4 +86,16 @@ inline int Occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Fast math on (xlite/math_mode.h) for a scope, and back to what it was after.
+class FastMathScope {
+ public:
+  FastMathScope() { xlite::set_fast_math(true); }
+  ~FastMathScope() { xlite::set_fast_math(previous_); }
+  FastMathScope(const FastMathScope&) = delete;
+  FastMathScope& operator=(const FastMathScope&) = delete;
+
+ private:
+  bool previous_ = xlite::is_fast_math();
+};
+
 }  // namespace xlite_test

@@ -16,6 +16,7 @@
 #include "xlite/kernels.h"
 #include "xlite/lazy.h"
 #include "xlite/lr_scheduler.h"
+#include "xlite/math_mode.h"
 #include "xlite/memory.h"
 #include "xlite/metrics.h"
 #include "xlite/nn.h"

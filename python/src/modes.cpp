@@ -197,6 +197,9 @@ void bind_modes(nb::module_& m) {
       .def("exit", [](AutocastScope& s) { s.scope.reset(); });
   m.def("is_autocast_enabled", &xlite::is_autocast_enabled);
   m.def("is_grad_enabled", &xlite::is_grad_enabled, "Whether ops of this thread record gradients.");
+  m.def("_set_fast_math", &xlite::set_fast_math, "enabled"_a);
+  m.def("is_fast_math", &xlite::is_fast_math,
+        "Whether programs compile with fast math (faster f32 exp, log, tanh, erf, sigmoid, within 4e-4).");
 
   nb::class_<TracedFlag>(m, "TracedFlag",
                          "A host switch a compiled step may read (a module's training mode): a call after it "

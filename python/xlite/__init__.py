@@ -12,7 +12,7 @@ plain Python: indexing, tensors from Python data, nn.Module, context managers an
 from . import _xlite
 from ._xlite import (  # noqa: F401
     Device, Error, InternalError, Tensor, TracedFlag, StepCallInfo, CompiledFunction, MemoryInfo,
-    device, devices, device_count, sync, is_eager_mode, is_grad_enabled, is_autocast_enabled,
+    device, devices, device_count, sync, is_eager_mode, is_grad_enabled, is_autocast_enabled, is_fast_math,
     # ops
     neg, abs, exp, expm1, log, log1p, sqrt, rsqrt, sin, cos, tan, tanh, sigmoid, relu, silu, erf, floor, ceil,
     round, sign, reciprocal, square, logical_not, isnan, isinf, gelu,
@@ -38,7 +38,9 @@ from ._dtypes import (  # noqa: F401
     dtype, float32, float64, float16, bfloat16, int32, int64, uint8, bool, float, double, half, long, int,
 )
 from ._creation import tensor, from_numpy, from_dlpack, as_tensor  # noqa: F401
-from ._modes import eager_mode, no_grad, enable_grad, set_grad_enabled, compile, autocast  # noqa: F401
+from ._modes import (  # noqa: F401
+    eager_mode, no_grad, enable_grad, set_grad_enabled, set_fast_math, compile, autocast,
+)
 from ._autograd import grad, value_and_grad, custom_vjp  # noqa: F401
 from ._functions import max, min, floor_divide  # noqa: F401
 from . import _tensor  # noqa: F401  (attaches methods, indexing and printing to Tensor)

@@ -27,6 +27,16 @@ def eager_mode(enabled=True):
     return _Mode(_xlite.is_eager_mode, _xlite._set_eager_mode, enabled)
 
 
+def set_fast_math(enabled=True):
+    """Compiles programs from now on with fast math (True) or precise math (False, the default), for the
+    whole process: f32 exp, log, tanh, erf and sigmoid (and gelu, silu through them) within 4e-4 relative
+    instead of 1e-6, with values below the smallest normal float read as zero. Programs of the other mode
+    are not reused; compiled functions trace again. XLITE_FAST_MATH=1 starts with it on.
+
+    Also a context manager: `with xl.set_fast_math(True): ...` restores the previous mode on exit."""
+    return _Mode(_xlite.is_fast_math, _xlite._set_fast_math, enabled)
+
+
 def set_grad_enabled(enabled):
     """Turns gradient recording on or off for this thread; as a context manager, for a scope."""
     return _Mode(_xlite.is_grad_enabled, _xlite._set_grad_enabled, enabled)

@@ -10,6 +10,7 @@
 #include "core/random_state.h"
 #include "core/debug_output.h"
 #include "lazy/step_program.h"
+#include "xlite/math_mode.h"
 #include "xlite/autograd.h"
 #include "xlite/error.h"
 #include "xlite/lazy.h"
@@ -61,22 +62,25 @@ struct StepRunner::State {
   std::vector<const Buffer*> input_buffers;  // tensor inputs' data at entry
   uint64_t entry_seed = 0;
 
+  // The arguments, then the modes a trace depends on.
+  static constexpr size_t kModes = 2;
   std::vector<std::string> signature_of(const std::vector<StepInput>& inputs) const {
     std::vector<std::string> signature;
-    signature.reserve(inputs.size() + 1);
+    signature.reserve(inputs.size() + kModes);
     for (const StepInput& input : inputs) signature.push_back(input_text(input));
     signature.push_back(is_grad_enabled() ? "grad mode on" : "grad mode off");
+    signature.push_back(is_fast_math() ? "fast math on" : "fast math off");
     return signature;
   }
 
   std::string signature_change(const std::vector<std::string>& now) const {
     if (last_signature.empty()) return "first call";
     if (now.size() != last_signature.size())
-      return "the number of arguments changed from " + std::to_string(last_signature.size() - 1) + " to " +
-             std::to_string(now.size() - 1);
+      return "the number of arguments changed from " + std::to_string(last_signature.size() - kModes) + " to " +
+             std::to_string(now.size() - kModes);
     for (size_t i = 0; i < now.size(); ++i) {
       if (now[i] == last_signature[i]) continue;
-      if (i + 1 == now.size()) return now[i] + " (was " + last_signature[i] + ")";
+      if (i + kModes >= now.size()) return now[i] + " (was " + last_signature[i] + ")";
       return "argument " + std::to_string(i) + " changed from " + last_signature[i] + " to " + now[i];
     }
     return "new signature";

@@ -17,6 +17,7 @@
 #include "ir/sizes.h"
 #include "lazy/step_program.h"
 #include "runtime/allocator.h"
+#include "xlite/math_mode.h"
 
 namespace xlite::lazy::debug_report {
 namespace {
@@ -204,7 +205,8 @@ std::string compilation(const char* cause, uint64_t hash, const ir::Graph& graph
        " after passes)\n";
   r += "  compiled: " + std::to_string(summary.kernels) + " kernels, " + std::to_string(summary.library_calls) +
        " library calls, " + std::to_string(summary.fallbacks) + " reference fallbacks, " +
-       std::to_string(summary.transfers) + " transfers, " + std::to_string(summary.custom_calls) + " custom calls\n";
+       std::to_string(summary.transfers) + " transfers, " + std::to_string(summary.custom_calls) + " custom calls" +
+       (is_fast_math() ? ", fast math (xlite/math_mode.h)" : "") + "\n";
   r += "  compile time: " + ms(compile_ns) + " (passes " + ms(summary.passes_ns) + ", fusion " + ms(summary.fusion_ns) +
        ", codegen " + ms(summary.lowering_ns) + ")\n";
   r += "  call site:\n" + call_site::describe(frames, "    ");

@@ -94,13 +94,6 @@ llvm::Value* ElementGenerator::load(int64_t param, DType d, llvm::Value* at) {
   return from_storage(b_.CreateLoad(storage_type(d), p), d);
 }
 
-// 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that tiny results keep their precision.
-llvm::Value* ElementGenerator::sigmoid_of(DType d, llvm::Value* x) {
-  llvm::Value* e = math(MathFn::exp, d, b_.CreateFNeg(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x)));
-  llvm::Value* r = b_.CreateFDiv(fconst(d, 1.0), b_.CreateFAdd(fconst(d, 1.0), e));
-  return b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(d, 0.0)), b_.CreateFMul(e, r), r);
-}
-
 llvm::Value* ElementGenerator::unary(OpId op, DType d, llvm::Value* x) {
   const bool fp = is_floating(d);
   if (ir::op_info(op).cls == OpClass::Unary) {
@@ -140,8 +133,8 @@ llvm::Value* ElementGenerator::unary(OpId op, DType d, llvm::Value* x) {
     case UnaryFloatOp::atan: return math(MathFn::atan, d, x);
     case UnaryFloatOp::tanh: return math(MathFn::tanh, d, x);
     case UnaryFloatOp::erf: return math(MathFn::erf, d, x);
-    case UnaryFloatOp::sigmoid: return sigmoid_of(d, x);
-    case UnaryFloatOp::silu: return b_.CreateFMul(x, sigmoid_of(d, x));
+    case UnaryFloatOp::sigmoid: return math_.sigmoid(b_, module_, d, x);
+    case UnaryFloatOp::silu: return b_.CreateFMul(x, math_.sigmoid(b_, module_, d, x));
     case UnaryFloatOp::gelu: {
       llvm::Value* e = math(MathFn::erf, d, b_.CreateFMul(x, fconst(d, 0.70710678118654752)));
       return b_.CreateFMul(b_.CreateFMul(fconst(d, 0.5), x), b_.CreateFAdd(fconst(d, 1), e));

@@ -105,7 +105,6 @@ class ElementGenerator {
 
   llvm::Value* math(MathFn fn, DType d, llvm::Value* x) { return math_.call(b_, module_, fn, d, x); }
   // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that tiny results keep their precision.
-  llvm::Value* sigmoid_of(DType d, llvm::Value* x);
 
   llvm::Value* unary(ir::OpId op, DType d, llvm::Value* x);
 

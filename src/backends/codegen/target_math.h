@@ -15,6 +15,8 @@ class TargetMath {
   virtual ~TargetMath() = default;
   // fn(x) for x of dtype f32 or f64 (16-bit floats are computed in f32).
   virtual llvm::Value* call(llvm::IRBuilder<>& b, llvm::Module& module, MathFn fn, DType dtype, llvm::Value* x) = 0;
+  // 1 / (1 + e^-x) for x of dtype f32 or f64; by default from exp, keeping the precision of tiny results.
+  virtual llvm::Value* sigmoid(llvm::IRBuilder<>& b, llvm::Module& module, DType dtype, llvm::Value* x);
   // base ** exponent of i64 values, for an exponent >= 0, or any exponent when base is 1 or -1.
   virtual llvm::Value* integer_pow(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* exponent) = 0;
 };

@@ -14,6 +14,7 @@
 #include "backends/cpu/emitter.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/math.h"
+#include "backends/cpu/math_ir.h"
 #include "ir/op_attrs.h"
 
 namespace xlite::backends::cpu {
@@ -31,8 +32,8 @@ using codegen::is_unsigned;
 // (elementwise, by rows, reductions), and failures noted in the status word (KernelStatus).
 class Emitter final : public codegen::ElementGenerator {
  public:
-  Emitter(const ir::Graph& body, llvm::LLVMContext& ctx, llvm::Module& module)
-      : ElementGenerator(body, ctx, module, cpu_math()) {}
+  Emitter(const ir::Graph& body, llvm::LLVMContext& ctx, llvm::Module& module, bool fast_math)
+      : ElementGenerator(body, ctx, module, cpu_math(fast_math)) {}
 
   void emit(const std::string& name) {
     const Instr& root = g_.instrs[g_.outputs[0]];
@@ -696,8 +697,12 @@ class Emitter final : public codegen::ElementGenerator {
 
 }  // namespace
 
-void emit_kernel(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, const std::string& name) {
-  Emitter(body, context, module).emit(name);
+void emit_kernel(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, const std::string& name,
+                 bool fast_math) {
+  Emitter(body, context, module, fast_math).emit(name);
+  if (fast_math)
+    for (llvm::Function& function : module)
+      if (!function.isDeclaration()) function.addFnAttr(math::kReciprocalEstimates[0], math::kReciprocalEstimates[1]);
 }
 
 }  // namespace xlite::backends::cpu

@@ -9,7 +9,9 @@
 
 namespace xlite::backends::cpu {
 
-// Adds to `module` the function `name` (a KernelFn) that computes the region body's output.
-void emit_kernel(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, const std::string& name);
+// Adds to `module` the function `name` (a KernelFn) that computes the region body's output, with the fast
+// forms of the f32 transcendentals when `fast_math` (xlite/math_mode.h).
+void emit_kernel(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, const std::string& name,
+                 bool fast_math);
 
 }  // namespace xlite::backends::cpu

@@ -16,6 +16,7 @@
 #include "core/runtime_context.h"
 #include "ir/graph.h"
 #include "runtime/persistent_cache.h"
+#include "xlite/math_mode.h"
 
 namespace xlite::backends::cpu {
 namespace {
@@ -50,13 +51,15 @@ struct KernelCache final : RuntimeState {
 
 KernelCache& kernel_cache() { return runtime_context::state<KernelCache>("kernel cache"); }
 
-// Every CPU device keeps its data in host memory, so one loop serves a region on any of them.
-std::string kernel_key(const ir::Graph& body) {
+// The region's text, after a line that names the math mode. Every CPU device keeps its data in host
+// memory, so one loop serves a region on any of them.
+std::string kernel_key(const ir::Graph& body, bool fast_math) {
+  std::string key = fast_math ? "# fast math\n" : "";
   if (std::all_of(body.instrs.begin(), body.instrs.end(), [](const ir::Instr& i) { return i.device == Device{}; }))
-    return ir::to_text(body);
+    return key + ir::to_text(body);
   ir::Graph on_any_device = body;
   for (ir::Instr& instr : on_any_device.instrs) instr.device = Device{};
-  return ir::to_text(on_any_device);
+  return key + ir::to_text(on_any_device);
 }
 
 // What the persistent cache keeps of a kernel: its entry symbol, a NUL, then its object file.
@@ -87,7 +90,8 @@ std::string fresh_entry_name(KernelCache& cache) {
 }  // namespace
 
 CompiledKernel compile_kernel(const ir::Graph& body) {
-  std::string key = kernel_key(body);
+  const bool fast = is_fast_math();
+  std::string key = kernel_key(body, fast);
   KernelCache& cache = kernel_cache();
   {
     std::lock_guard lock(cache.mutex);
@@ -105,7 +109,7 @@ CompiledKernel compile_kernel(const ir::Graph& body) {
     const std::string name = fresh_entry_name(cache);
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>("xlite_kernel", *context);
-    emit_kernel(body, *context, *module, name);
+    emit_kernel(body, *context, *module, name, fast);
     std::string object;
     code = Jit::instance().add(std::move(module), std::move(context), name, persistent_key.empty() ? nullptr : &object);
     if (!object.empty()) runtime::persistent_cache::store(persistent_key, kernel_blob(name, object));

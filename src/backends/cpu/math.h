@@ -19,11 +19,21 @@ enum class Trig { sin, cos, tan };
 // polynomials evaluated in f64, branch-free.
 llvm::Value* trig_f32(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x, Trig which);
 
+// Fast math (xlite/math_mode.h): shorter fits and reciprocal estimates, within 4e-4 relative.
+namespace fast {
+llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* log_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* tanh_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* sigmoid_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+}  // namespace fast
+
 }  // namespace xlite::backends::cpu::math
 
 namespace xlite::backends::cpu {
 
-// These, and libm where they do not apply, as the element generators' TargetMath (cpu_math.cpp).
-codegen::TargetMath& cpu_math();
+// These, and libm where they do not apply, as the element generators' TargetMath (cpu_math.cpp): the
+// fast forms when `fast`, for f32.
+codegen::TargetMath& cpu_math(bool fast);
 
 }  // namespace xlite::backends::cpu

@@ -17,4 +17,15 @@ inline double relative_error(float got, double want) {
   return std::fabs(static_cast<double>(got) - want) / scale;
 }
 
+// Fast math's measure (xlite/math_mode.h): the same, except that values below the smallest normal float may
+// be read as zero: a result below it matches any result below it, and a subnormal input x may give f(+-0)
+// (`want_at_zero`).
+inline double fast_math_error(float x, float got, double want, double want_at_zero) {
+  const double smallest_normal = std::numeric_limits<float>::min();
+  if (std::fabs(want) < smallest_normal && std::fabs(got) < smallest_normal) return 0;
+  double error = relative_error(got, want);
+  if (x != 0 && std::fabs(x) < smallest_normal) error = std::min(error, relative_error(got, want_at_zero));
+  return error;
+}
+
 }  // namespace xlite::backends::cpu::math
