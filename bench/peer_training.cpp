@@ -162,7 +162,8 @@ int main(int argc, char** argv) {
   if (argc > 2) g_runs = std::max(5, std::atoi(argv[2]));
   const bool eager = argc > 3 && std::string(argv[3]) == "eager";
   const std::string tag = eager ? "xlite_eager" : "xlite";
-  note("settings: peer_training " + tag + env_settings({"XLITE_BACKEND", "OMP_NUM_THREADS", "OMP_WAIT_POLICY"}) +
+  note("settings: peer_training " + tag +
+       env_settings({"XLITE_BACKEND", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "XLITE_FAST_MATH"}) +
        " runs=" + std::to_string(g_runs));
   try {
     Case c = parse_case(name);

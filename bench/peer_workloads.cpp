@@ -156,7 +156,7 @@ void bench_rows() {
 
 int main(int argc, char** argv) {
   std::string what = parse_args(argc, argv);
-  note("settings: peer_workloads" + env_settings({"OMP_NUM_THREADS", "OMP_WAIT_POLICY"}) +
+  note("settings: peer_workloads" + env_settings({"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "XLITE_FAST_MATH"}) +
        " runs=" + std::to_string(g_runs));
   xl::NoGradGuard no_grad;
   try {

@@ -34,34 +34,6 @@ llvm::Value* exp_with(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_lis
   return scale_by_pow2(b, p, ni);
 }
 
-// log(x) = e ln 2 + log(m), m in [sqrt(1/2), sqrt(2)), log(1 + f) = f - f^2 / 2 + f^3 P(f) for f = m - 1.
-// Subnormal x are scaled up first, or, with subnormals_as_zero, read as zero.
-llvm::Value* log_with(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> p_coefficients,
-                      bool subnormals_as_zero) {
-  llvm::Value* subnormal = b.CreateFCmpOLT(x, f32_const(b, 1.17549435e-38));
-  llvm::Value* xs = subnormals_as_zero ? x : b.CreateSelect(subnormal, b.CreateFMul(x, f32_const(b, 8388608.0)), x);
-  llvm::Value* bits = b.CreateBitCast(xs, b.getInt32Ty());
-  llvm::Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(bits, 23), b.getInt32(0xff)), b.getInt32(126));
-  if (!subnormals_as_zero) e = b.CreateSelect(subnormal, b.CreateSub(e, b.getInt32(23)), e);
-  llvm::Value* m =
-      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, b.getInt32(0x807fffff)), b.getInt32(0x3f000000)), b.getFloatTy());
-  llvm::Value* small = b.CreateFCmpOLT(m, f32_const(b, 0.707106781186547524));
-  e = b.CreateSelect(small, b.CreateSub(e, b.getInt32(1)), e);
-  m = b.CreateSelect(small, b.CreateFSub(b.CreateFAdd(m, m), f32_const(b, 1.0)), b.CreateFSub(m, f32_const(b, 1.0)));
-  llvm::Value* z = b.CreateFMul(m, m);
-  llvm::Value* y = b.CreateFMul(b.CreateFMul(horner(b, m, p_coefficients), m), z);
-  llvm::Value* fe = b.CreateSIToFP(e, b.getFloatTy());
-  y = b.CreateFAdd(y, b.CreateFMul(fe, f32_const(b, -2.12194440e-4)));
-  y = b.CreateFSub(y, b.CreateFMul(z, f32_const(b, 0.5)));
-  llvm::Value* result = b.CreateFAdd(b.CreateFAdd(m, y), b.CreateFMul(fe, f32_const(b, 0.693359375)));
-  result = b.CreateSelect(b.CreateFCmpOEQ(x, f32_const(b, INFINITY)), x, result);
-  llvm::Value* zero = subnormals_as_zero ? subnormal : b.CreateFCmpOEQ(x, f32_const(b, 0.0));
-  result = b.CreateSelect(zero, f32_const(b, -INFINITY), result);
-  result = b.CreateSelect(b.CreateFCmpOLT(x, f32_const(b, 0.0)), f32_const(b, std::numeric_limits<float>::quiet_NaN()),
-                          result);
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
-}
-
 // x P(x^2) / Q(x^2) with x clamped to [-limit, limit], for an odd function that is +-1 beyond the limit
 // (tanh, erf), fitted for the least largest relative error by tools/fit_math.py. The clamp compares,
 // so NaN passes through. Q >= 1 on the interval, so the division may be an estimate.
@@ -80,11 +52,33 @@ llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
       true);
 }
 
+// log(x) = e ln 2 + log(m), m in [sqrt(1/2), sqrt(2)), log(1 + f) = f - f^2 / 2 + f^3 P(f) for f = m - 1.
+// Subnormal x are scaled up first.
 llvm::Value* log_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  return log_with(b, x,
-                  {7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
-                   -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1},
-                  false);
+  llvm::Value* subnormal = b.CreateFCmpOLT(x, f32_const(b, 1.17549435e-38));
+  llvm::Value* xs = b.CreateSelect(subnormal, b.CreateFMul(x, f32_const(b, 8388608.0)), x);
+  llvm::Value* bits = b.CreateBitCast(xs, b.getInt32Ty());
+  llvm::Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(bits, 23), b.getInt32(0xff)), b.getInt32(126));
+  e = b.CreateSelect(subnormal, b.CreateSub(e, b.getInt32(23)), e);
+  llvm::Value* m =
+      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, b.getInt32(0x807fffff)), b.getInt32(0x3f000000)), b.getFloatTy());
+  llvm::Value* small = b.CreateFCmpOLT(m, f32_const(b, 0.707106781186547524));
+  e = b.CreateSelect(small, b.CreateSub(e, b.getInt32(1)), e);
+  m = b.CreateSelect(small, b.CreateFSub(b.CreateFAdd(m, m), f32_const(b, 1.0)), b.CreateFSub(m, f32_const(b, 1.0)));
+  llvm::Value* z = b.CreateFMul(m, m);
+  llvm::Value* y = horner(b, m,
+                          {7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+                           -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1});
+  y = b.CreateFMul(b.CreateFMul(y, m), z);
+  llvm::Value* fe = b.CreateSIToFP(e, b.getFloatTy());
+  y = b.CreateFAdd(y, b.CreateFMul(fe, f32_const(b, -2.12194440e-4)));
+  y = b.CreateFSub(y, b.CreateFMul(z, f32_const(b, 0.5)));
+  llvm::Value* result = b.CreateFAdd(b.CreateFAdd(m, y), b.CreateFMul(fe, f32_const(b, 0.693359375)));
+  result = b.CreateSelect(b.CreateFCmpOEQ(x, f32_const(b, INFINITY)), x, result);
+  result = b.CreateSelect(b.CreateFCmpOEQ(x, f32_const(b, 0.0)), f32_const(b, -INFINITY), result);
+  result = b.CreateSelect(b.CreateFCmpOLT(x, f32_const(b, 0.0)), f32_const(b, std::numeric_limits<float>::quiet_NaN()),
+                          result);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
 // Fitted on [0, 7.9], a third of the work of an exp-based form. Checked on every positive f32: worst
@@ -117,9 +111,24 @@ llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   return exp_with(b, x, {4.127758135e-02, 1.675349422e-01, 5.000511535e-01}, false);
 }
 
-// log(1 + f) to 1.3e-5 with f^3 P(f), P of degree 3; subnormal inputs count as zero.
+// log(1 + f) = f + f^2 (f P(f) - 1/2) to 1.3e-5, P of degree 3, by one Horner chain. The reduction to
+// m = 1 + f in [sqrt(1/2), sqrt(2)) subtracts sqrt(1/2)'s bits first, so that the exponent's shift and the
+// mantissa's mask give e and m with no compare or select; ln 2 in one part. Inputs below the smallest normal
+// float count as zero.
 llvm::Value* log_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  return log_with(b, x, {-1.459217440e-01, 2.177611745e-01, -2.524496879e-01, 3.328549179e-01}, true);
+  constexpr int32_t kSqrtHalfBits = 0x3f3504f3;
+  llvm::Value* shifted = b.CreateSub(b.CreateBitCast(x, b.getInt32Ty()), b.getInt32(kSqrtHalfBits));
+  llvm::Value* e = b.CreateSIToFP(b.CreateAShr(shifted, 23), b.getFloatTy());
+  llvm::Value* m = b.CreateBitCast(b.CreateAdd(b.CreateAnd(shifted, b.getInt32(0x007fffff)), b.getInt32(kSqrtHalfBits)),
+                                   b.getFloatTy());
+  llvm::Value* f = b.CreateFSub(m, f32_const(b, 1.0));
+  llvm::Value* r = horner(b, f, {-1.459217440e-01, 2.177611745e-01, -2.524496879e-01, 3.328549179e-01, -0.5});
+  llvm::Value* result = fma(b, e, f32_const(b, 0.693147180559945), fma(b, b.CreateFMul(f, f), r, f));
+  result = b.CreateSelect(b.CreateFCmpOEQ(x, f32_const(b, INFINITY)), x, result);
+  // Below the smallest normal float (NaN fails both compares): -inf from +-0 up, NaN for negatives and NaN.
+  llvm::Value* outside = b.CreateSelect(b.CreateFCmpOGE(x, f32_const(b, 0.0)), f32_const(b, -INFINITY),
+                                        f32_const(b, std::numeric_limits<float>::quiet_NaN()));
+  return b.CreateSelect(b.CreateFCmpOGE(x, f32_const(b, 1.17549435e-38)), result, outside);
 }
 
 // Fitted on [0, 6] to 1.2e-5; 1 - tanh(6) = 1.2e-5.
