@@ -66,6 +66,21 @@ TEST(FastMath, ChangesTheTranscendentalsWithinItsBoundAndNoProgramServesTheOther
   EXPECT_GT(differ, static_cast<int>(xs.size()) / 2);
 }
 
+TEST(FastMath, GeluAndSiluFollowTheirParts) {
+  std::vector<float> xs;
+  for (int i = -600; i <= 600; ++i) xs.push_back(static_cast<float>(i) / 100.0f + 0.00123f);
+  FastMathScope scope;
+  auto gelu = xl::gelu(xl::tensor(xs)).to_vector<float>();
+  auto silu = xl::silu(xl::tensor(xs)).to_vector<float>();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double x = xs[i];
+    const double want_gelu = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    const double want_silu = x / (1.0 + std::exp(-x));
+    EXPECT_NEAR(gelu[i], want_gelu, 4e-4 * std::fabs(want_gelu) + 4e-4 * std::fabs(x) / 2) << "gelu(" << x << ")";
+    EXPECT_NEAR(silu[i], want_silu, 4e-4 * std::fabs(want_silu) + 1e-7) << "silu(" << x << ")";
+  }
+}
+
 TEST(FastMath, EagerOpsFollowTheModeToo) {
   const std::vector<float> xs = sweep();
   xl::EagerModeGuard eager(true);

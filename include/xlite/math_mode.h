@@ -5,16 +5,18 @@
 //
 // Off (the default): exp, log, tanh, erf and sigmoid are within 1e-6 of each result, relative, over every
 // f32 input, subnormals included. On: they use shorter polynomials and the CPU's reciprocal estimates, and
-// are within 4e-4, relative (about 11 bits, as CUDA's approximate tanh; 7.5e-5 in the 16-wide loops, whose
-// estimate has 14 bits, 4e-4 in the remainder loops, whose estimate has 12); results and inputs below the
-// smallest normal float (1.2e-38) may be read as zero. The activation chains of bench/peer_workloads.cpp run
-// about 1.45x faster. gelu,
-// silu and gelu_tanh are built from them and follow. f64, sin, cos, tan and the rest, every other op, and
-// the reference backend are the same in both modes; 16-bit floats compute in f32 and gain the same.
+// are within 4e-4, relative (about 11 bits, as CUDA's approximate tanh; below 7.5e-5 in the 16-wide loops,
+// whose estimate has 14 bits, and up to 4e-4 in the remainder loops, whose estimate has 12); results and
+// inputs below the smallest normal float (1.2e-38) may be read as zero. silu follows sigmoid's bound. gelu
+// and gelu_tanh take 1 + erf (or 1 + tanh), which cancels for x below -2: there their error is absolute,
+// up to 4e-4 * |x| / 2. The activation chains of bench/peer_workloads.cpp run 1.4x to 2x faster
+// (BENCHMARKS.md); steps bound by matrix products do not change. f64, sin, cos, tan and the rest, every
+// other op, and the reference backend are the same in both modes; 16-bit floats compute in f32 and follow.
 //
 // The mode is read when a program compiles. A change drops the compiled programs of the other mode (the
 // compilation cache is cleared; kernels are cached per mode), and a compile(fn) step traces again instead of
-// replaying a program of the other mode. XLITE_FAST_MATH=1 starts the process with fast math on.
+// replaying a program of the other mode. Change it while no other thread compiles: a program that compiles
+// across the change may mix the modes. XLITE_FAST_MATH=1 starts the process with fast math on.
 namespace xlite {
 
 void set_fast_math(bool enabled);
