@@ -700,6 +700,7 @@ class Emitter final : public codegen::ElementGenerator {
 void emit_kernel(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, const std::string& name,
                  bool fast_math) {
   Emitter(body, context, module, fast_math).emit(name);
+  // After emission: the element code's helper functions are inlined into the entry, whose attributes count.
   if (fast_math)
     for (llvm::Function& function : module)
       if (!function.isDeclaration()) function.addFnAttr(math::kReciprocalEstimates[0], math::kReciprocalEstimates[1]);

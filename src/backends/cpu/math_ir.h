@@ -1,6 +1,6 @@
 #pragma once
-// The IR building blocks the inline math of math.cpp and fast_math.cpp share: constants, polynomials
-// by Horner's rule, powers of two from exponent bits, and clamps that let NaN through.
+// The IR building blocks of the inline math in math.cpp, precise and fast: constants, polynomials by
+// Horner's rule, powers of two from exponent bits, clamps that let NaN through, and divisions by estimate.
 #include <llvm/IR/IRBuilder.h>
 
 #include <initializer_list>
@@ -43,7 +43,8 @@ inline llvm::Value* scale_by_pow2(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Va
 }
 
 // num / den by the CPU's reciprocal estimate and one multiply, without the Newton step that would make it
-// exact (relative error below 2^-14 on AVX-512), for fast math. LLVM turns a division into the estimate
+// exact (relative error below 2^-14 in 512-bit vectors, 1.5 * 2^-12 in narrower ones and scalars), for
+// fast math. LLVM turns a division into the estimate
 // when the division allows a reciprocal (arcp) and promises finite operands (ninf), and its function asks
 // for estimates with no refinement (kReciprocalEstimates, which emit_kernel sets under fast math).
 // The divisions of user ops carry no such flags and stay exact. Callers keep num and den finite.
@@ -52,9 +53,9 @@ inline llvm::Value* divide_by_estimate(llvm::IRBuilder<>& b, llvm::Value* num, l
   llvm::FastMathFlags flags;
   flags.setAllowReciprocal();
   flags.setNoInfs();
-  auto* division = llvm::cast<llvm::Instruction>(b.CreateFDiv(num, den));
-  division->setFastMathFlags(flags);
-  return division;
+  llvm::Value* quotient = b.CreateFDiv(num, den);
+  if (auto* division = llvm::dyn_cast<llvm::Instruction>(quotient)) division->setFastMathFlags(flags);  // not folded
+  return quotient;
 }
 
 }  // namespace xlite::backends::cpu::math
