@@ -316,3 +316,25 @@ TEST(CompileReplay, AReplayThatFailsChangesNothing) {
   EXPECT_EQ(step(good).to_vector<float>(), (std::vector<float>{3}));
   EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{4}));
 }
+
+// An autocast scope around a compiled call changes what fn computes (its products in bf16), so the call traces
+// again rather than replaying the f32 program; outside the scope the f32 program replays.
+TEST(CompileReplay, AnAutocastScopeAroundTheCallIsPartOfTheSignature) {
+  auto w = xl::randn({8, 8});
+  auto x = xl::randn({4, 8});
+  xl::sync();
+  auto step = xl::compile([&](const xl::Tensor& v) { return xl::matmul(v, w); });
+  for (int i = 0; i < 3; ++i) step(x);
+  ASSERT_TRUE(step.last_call().replayed);
+  {
+    xl::autocast scope(xl::DType::bf16);
+    const xl::Tensor eager_result = xl::matmul(x, w);
+    const xl::Tensor y = step(x);
+    EXPECT_FALSE(step.last_call().replayed);
+    EXPECT_EQ(step.last_call().trace_reason, "autocast bf16 (was autocast off)");
+    EXPECT_EQ(y.dtype(), eager_result.dtype());
+    EXPECT_EQ(y.dtype(), xl::DType::bf16);
+  }
+  EXPECT_EQ(step(x).dtype(), xl::DType::f32);
+  EXPECT_TRUE(step.last_call().replayed);
+}

@@ -10,7 +10,7 @@
 // Replay is JAX-like, not PyTorch-like: host code in fn does not run on a replayed call. What a replay
 // repeats, and what it guards on (a failed guard traces again; XLITE_DEBUG=1 prints which guard):
 //  - the signature: each argument's dtype, shape, device and requires_grad, scalar arguments by value,
-//    the grad mode;
+//    the grad mode, the autocast scope around the call (xlite/autocast.h) and fast math (xlite/math_mode.h);
 //  - the tensors fn read that existed before the call: they must still exist, keep their requires_grad
 //    and their gradient tensor, and tensors that shared storage in the trace must still share it. A
 //    gradient fn drops (reset_grad(), zero_grad()) before anything reads it may be any: the replay drops it

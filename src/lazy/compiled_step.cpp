@@ -11,6 +11,7 @@
 #include "core/debug_output.h"
 #include "lazy/step_program.h"
 #include "xlite/math_mode.h"
+#include "xlite/autocast.h"
 #include "xlite/autograd.h"
 #include "xlite/error.h"
 #include "xlite/lazy.h"
@@ -62,14 +63,17 @@ struct StepRunner::State {
   std::vector<const Buffer*> input_buffers;  // tensor inputs' data at entry
   uint64_t entry_seed = 0;
 
-  // The arguments, then the modes a trace depends on.
-  static constexpr size_t kModes = 2;
+  // The arguments, then the modes a trace depends on: an autocast scope around the call changes the dtypes
+  // fn's products compute in, as grad mode changes what it records.
+  static constexpr size_t kModes = 3;
   std::vector<std::string> signature_of(const std::vector<StepInput>& inputs) const {
     std::vector<std::string> signature;
     signature.reserve(inputs.size() + kModes);
     for (const StepInput& input : inputs) signature.push_back(input_text(input));
     signature.push_back(is_grad_enabled() ? "grad mode on" : "grad mode off");
     signature.push_back(is_fast_math() ? "fast math on" : "fast math off");
+    signature.push_back(is_autocast_enabled() ? "autocast " + std::string(dtype_name(get_autocast_dtype()))
+                                              : "autocast off");
     return signature;
   }
 
