@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <xlite/xlite.h>
 
@@ -114,13 +115,10 @@ void expect_built_matches_reference(const xl::lazy::BuiltGraph& built, int64_t n
 // Within 1e-6 relative over test_inputs(), or fast math's 4e-4 under its measure (math_error.h).
 void expect_accurate(const std::string& op, double (*reference)(double), bool fast = false) {
   std::vector<float> xs = test_inputs();
-  std::vector<float> got;
-  if (fast) {
-    xlite_test::FastMathScope scope;
-    got = run_unary(op, xs);
-  } else {
-    got = run_unary(op, xs);
-  }
+  std::optional<xlite_test::FastMathScope> scope;
+  if (fast) scope.emplace();
+  const std::vector<float> got = run_unary(op, xs);
+  scope.reset();
   double worst = 0;
   float worst_x = 0;
   for (size_t i = 0; i < xs.size(); ++i) {

@@ -9,10 +9,6 @@
 namespace xlite::backends::cpu::math {
 
 namespace {
-llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* z) {
-  return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
-}
-
 // exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2, exp(r) = 1 + r + r^2 P(r). x is clamped to
 // [-104, 89] (by compares, so NaN passes through and makes every step after it NaN): there 2^n exp(r)
 // overflows to inf exactly where exp(x) rounds above the largest float, and rounds to zero below the
@@ -21,8 +17,7 @@ llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Val
 // ln 2 in two parts (Cody-Waite) keeps r exact to the last bit; in one, r is off by up to 2.4e-7 at |n| = 128.
 llvm::Value* exp_with(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> p_coefficients,
                       bool ln2_in_two_parts) {
-  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, f32_const(b, 89.0)), f32_const(b, 89.0), x);
-  xc = b.CreateSelect(b.CreateFCmpOLT(xc, f32_const(b, -104.0)), f32_const(b, -104.0), xc);
+  llvm::Value* xc = clamp(b, x, -104.0, 89.0);
   constexpr double kShifter = 12582912.0;  // 1.5 * 2^23
   llvm::Value* shifted = fma(b, xc, f32_const(b, 1.44269504088896341), f32_const(b, kShifter));
   llvm::Value* n = b.CreateFSub(shifted, f32_const(b, kShifter));
@@ -39,7 +34,7 @@ llvm::Value* exp_with(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_lis
 // so NaN passes through. Q >= 1 on the interval, so the division may be an estimate.
 llvm::Value* odd_rational(llvm::IRBuilder<>& b, llvm::Value* x, double limit, std::initializer_list<double> p,
                           std::initializer_list<double> q, bool estimate_division) {
-  llvm::Value* c = clamp_symmetric(b, x, limit);
+  llvm::Value* c = clamp(b, x, -limit, limit);
   llvm::Value* z = b.CreateFMul(c, c);
   llvm::Value* num = b.CreateFMul(c, horner(b, z, p));
   return estimate_division ? divide_by_estimate(b, num, horner(b, z, q)) : b.CreateFDiv(num, horner(b, z, q));
@@ -147,8 +142,7 @@ llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
 // the range where the estimate of its reciprocal underflows to zero. No negation: LLVM folds a negation
 // into the division before it and drops that division's flags.
 llvm::Value* sigmoid_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Value* t = b.CreateSelect(b.CreateFCmpOGT(x, f32_const(b, 30.0)), f32_const(b, 30.0), x);
-  llvm::Value* e = exp_f32(b, t);
+  llvm::Value* e = exp_f32(b, at_most(b, x, 30.0));
   return divide_by_estimate(b, e, b.CreateFAdd(f32_const(b, 1.0), e));
 }
 }  // namespace fast

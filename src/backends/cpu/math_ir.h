@@ -10,13 +10,17 @@ namespace xlite::backends::cpu::math {
 inline llvm::Value* f32_const(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); }
 inline llvm::Value* f64_const(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.getDoubleTy(), v); }
 
+inline llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* z) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
+}
+
 // Horner's rule, coefficients from the highest power down, with fused multiply-adds: half the
 // instructions of separate multiplies and adds, and one rounding per step.
 inline llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
   llvm::Value* y = nullptr;
   for (double c : coefficients) {
     llvm::Value* cv = llvm::ConstantFP::get(x->getType(), c);
-    y = y ? b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {y, x, cv}) : cv;
+    y = y ? fma(b, y, x, cv) : cv;
   }
   return y;
 }
@@ -27,11 +31,16 @@ inline llvm::Value* pow2(llvm::IRBuilder<>& b, llvm::Value* k) {
   return b.CreateBitCast(bits, b.getFloatTy());
 }
 
-// x limited to [-limit, limit]. The limits are compares, so NaN passes through (one min and one max
+// x limited to at most `high`, or at least `low`, by compares, so that NaN passes through (one min or max
 // instruction on x86).
-inline llvm::Value* clamp_symmetric(llvm::IRBuilder<>& b, llvm::Value* x, double limit) {
-  llvm::Value* c = b.CreateSelect(b.CreateFCmpOGT(x, f32_const(b, limit)), f32_const(b, limit), x);
-  return b.CreateSelect(b.CreateFCmpOLT(c, f32_const(b, -limit)), f32_const(b, -limit), c);
+inline llvm::Value* at_most(llvm::IRBuilder<>& b, llvm::Value* x, double high) {
+  return b.CreateSelect(b.CreateFCmpOGT(x, f32_const(b, high)), f32_const(b, high), x);
+}
+inline llvm::Value* at_least(llvm::IRBuilder<>& b, llvm::Value* x, double low) {
+  return b.CreateSelect(b.CreateFCmpOLT(x, f32_const(b, low)), f32_const(b, low), x);
+}
+inline llvm::Value* clamp(llvm::IRBuilder<>& b, llvm::Value* x, double low, double high) {
+  return at_least(b, at_most(b, x, high), low);
 }
 
 // x * 2^n for an i32 n in [-253, 254], in two steps so that subnormal results and the edge of overflow
