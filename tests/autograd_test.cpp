@@ -57,6 +57,16 @@ TEST(Autograd, ReductionsOverSeveralDims) {
   check_gradients([](const auto& t) { return xl::log_softmax(t[0], 1); }, {x});
 }
 
+// Softmax, log-softmax and logsumexp shift by a detached max: the gradient through the shift cancels, so
+// it is not computed. Rows whose maximum is tied (where the max's own gradient splits) check that nothing
+// was lost with it.
+TEST(Autograd, SoftmaxFamilyAtTiedMaxima) {
+  auto x = xl::tensor(std::vector<float>{0.5f, 2.0f, 2.0f, -1.0f, 3.0f, 3.0f, 3.0f, 0.25f}, {2, 4});
+  check_gradients([](const auto& t) { return xl::softmax(t[0], -1) * xl::arange(0, 4).to(xl::DType::f32); }, {x});
+  check_gradients([](const auto& t) { return xl::log_softmax(t[0], 1) * xl::arange(1, 5).to(xl::DType::f32); }, {x});
+  check_gradients([](const auto& t) { return xl::logsumexp(t[0], {1}); }, {x});
+}
+
 TEST(Autograd, ShapeOps) {
   auto x = input({2, 3, 4}, 9);
   check_gradients([](const auto& t) { return xl::reshape(t[0], {4, 6}) * 2.0; }, {x});
@@ -175,6 +185,14 @@ TEST(Autograd, IndexingOps) {
   auto cols = xl::tensor(std::vector<int64_t>{0, 2, 1, 1, 0, 2, 2, 2}, {4, 2});
   check_gradients([&](const auto& t) { return xl::index_select(t[0], 0, rows); }, {x});
   check_gradients([&](const auto& t) { return xl::gather(t[0], 1, cols); }, {x});
+  // One index per row (a loss's target) takes the one-hot gradient, a select; fewer rows than the input
+  // has takes the scatter.
+  auto one_per_row = xl::tensor(std::vector<int64_t>{2, 0, 1, 2}, {4, 1});
+  auto fewer_rows = xl::tensor(std::vector<int64_t>{1, 1}, {2, 1});
+  check_gradients([&](const auto& t) { return xl::gather(t[0], 1, one_per_row) * 2.0; }, {x});
+  check_gradients([&](const auto& t) { return xl::gather(t[0], 1, fewer_rows); }, {x});
+  check_gradients([&](const auto& t) { return xl::gather(t[0], 0, xl::tensor(std::vector<int64_t>{3, 0, 3}, {1, 3})); },
+                  {x});
   check_gradients([&](const auto& t) { return xl::embedding(t[0], xl::tensor(std::vector<int64_t>{3, 3, 1}, {3})); },
                   {x});
   auto src = input({4, 2}, 11);

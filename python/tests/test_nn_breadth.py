@@ -55,6 +55,13 @@ def test_cross_entropy(shapes, reduction, weighted, ignore, label_smoothing):
     got = xl.nn.functional.cross_entropy(x, xl.tensor(target), w if weighted else None, **kw)
     check(got, want, 1e-5, 1e-6)
     check(xl.nn.cross_entropy(x, xl.tensor(target), weight=w if weighted else None, **kw), want, 1e-5, 1e-6)
+    # The gradient (its target's part is a one-hot select, not a scatter), weighted per element for "none".
+    x.requires_grad_()
+    t.requires_grad_()
+    scale, scale_t = pair(tuple(want.shape), "float32", 0.5, 1.5, seed=7)
+    (xl.nn.functional.cross_entropy(x, xl.tensor(target), w if weighted else None, **kw) * scale).sum().backward()
+    (F.cross_entropy(t, torch.from_numpy(target), wt if weighted else None, **kw) * scale_t).sum().backward()
+    check(x.grad, t.grad, 1e-5, 1e-6)
 
 
 @pytest.mark.parametrize("shapes", CLASS_SHAPES, ids=str)

@@ -25,6 +25,18 @@ Tensor expand_reduced(const Tensor& g, const Shape& in_shape, std::span<const in
   return expand(reshape(g, kept), in_shape);
 }
 
+// The gradient of gather(x, dim, index). With one index per row along `dim` (a loss's target class),
+// each input element gets g where its position along `dim` is the row's index and 0 elsewhere: a select
+// that fuses into the loop reading it, where a scatter into zeros writes a buffer of x's size and reads it
+// back. Indices out of range were rejected by the forward gather.
+Tensor gather_grad(const Tensor& g, const Tensor& x, int64_t dim, const Tensor& index) {
+  Shape rows = x.shape();
+  rows[dim] = 1;
+  if (index.shape() != rows) return scatter_add(zeros_like(x), dim, index, g);
+  Tensor position = ops::iota_along(x.shape(), dim, index.dtype(), x.device());
+  return where(position == expand(index, x.shape()), expand(g, x.shape()), 0.0);
+}
+
 Tensor unbroadcast(const Tensor& g, const Shape& in_shape, std::span<const int64_t> dims) {
   const Shape& out = g.shape();
   std::vector<int64_t> summed;
@@ -236,7 +248,7 @@ std::vector<Tensor> vjp(const ir::NodePtr& node, const Tensor& g) {
     }
     case OpId::gather: {
       const int64_t dim = ir::DimAttrs::of(attrs).dim;
-      return {scatter_add(zeros_like(x), dim, in[1], g), Tensor()};
+      return {gather_grad(g, x, dim, in[1]), Tensor()};
     }
     case OpId::index_select: {
       const int64_t dim = ir::DimAttrs::of(attrs).dim;

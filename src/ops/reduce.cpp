@@ -4,6 +4,7 @@
 
 #include "ops/op_support.h"
 #include "xlite/autocast.h"
+#include "xlite/autograd.h"
 #include "ir/op_attrs.h"
 #include "xlite/factories.h"
 #include "xlite/ops.h"
@@ -66,6 +67,14 @@ Tensor named_reduce(const char* name, OpId op, const Tensor& x, const std::vecto
   const bool widen = op == OpId::reduce_sum || op == OpId::reduce_prod;
   return scope.finish(reduce(op, widen ? widen_for_accumulation(x) : x, dims, keepdim));
 }
+
+// The max that softmax, log-softmax and logsumexp subtract for stability, kept along `dims`. Their results
+// do not depend on it, so neither do their gradients: it is computed without recording a gradient (as JAX
+// stops it), and the backward pass computes none through it only to cancel it.
+Tensor stabilizing_shift(const Tensor& x, const std::vector<int64_t>& dims) {
+  NoGradGuard no_grad;
+  return max(x, dims, true);
+}
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& d, bool k) {
@@ -120,8 +129,8 @@ Tensor logsumexp(const Tensor& x_in, const std::vector<int64_t>& dims, bool keep
     Tensor r = log(sum(exp(xf), dims, keepdim));
     return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
   }
-  // Shift by the max for stability; an infinite max would give inf - inf, so shift by 0 there.
-  Tensor m = max(xf, dims, true);
+  // An infinite max would give inf - inf, so shift by 0 there.
+  Tensor m = stabilizing_shift(xf, dims);
   Tensor shift = where(isinf(m), 0.0, m);
   Tensor r = log(sum(exp(xf - shift), dims, true)) + shift;
   if (!keepdim) {
@@ -156,7 +165,7 @@ Tensor softmax(const Tensor& x_in, int64_t dim) {
   if (x.shape()[d] == 0)
     return scope.finish(
         ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
-  Tensor e = exp(xf - amax(xf, {d}, true));
+  Tensor e = exp(xf - stabilizing_shift(xf, {d}));
   Tensor r = e / sum(e, {d}, true);
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
 }
@@ -171,7 +180,7 @@ Tensor log_softmax(const Tensor& x_in, int64_t dim) {
   if (x.shape()[d] == 0)
     return scope.finish(
         ops::convert_to(ops::fresh_handle(xf), is_floating(dtype) ? dtype : xf.dtype()));  // empty, like PyTorch
-  Tensor shifted = xf - amax(xf, {d}, true);
+  Tensor shifted = xf - stabilizing_shift(xf, {d});
   Tensor r = shifted - log(sum(exp(shifted), {d}, true));
   return scope.finish(is_floating(dtype) ? ops::convert_to(r, dtype) : r);
 }
