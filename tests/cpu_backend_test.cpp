@@ -98,11 +98,12 @@ void expect_cpu_matches_reference(const std::vector<xl::Tensor>& cases, float ab
 
 // Runs a built graph on the cpu and the reference backends and expects each element of its output within
 // abs + rel * |reference|, and NaN wherever the reference gives NaN.
-void expect_built_matches_reference(const xl::lazy::BuiltGraph& built, int64_t numel, float abs, float rel, size_t c) {
+void expect_built_matches_reference(const xl::lazy::BuiltGraph& built, int64_t numel, float abs, float rel, size_t c,
+                                    size_t output = 0) {
   auto cpu = xl::compiler::compile_with(built.graph, "cpu")->run(built.arguments);
   auto ref = xl::compiler::compile_with(built.graph, "reference")->run(built.arguments);
-  const float* got = cpu[0]->as<float>();
-  const float* want = ref[0]->as<float>();
+  const float* got = cpu[output]->as<float>();
+  const float* want = ref[output]->as<float>();
   for (int64_t i = 0; i < numel; ++i) {
     if (std::isnan(want[i])) {
       ASSERT_TRUE(std::isnan(got[i])) << "case " << c << " element " << i;
@@ -681,6 +682,51 @@ TEST(CpuBackend, PerRowLoopsComputeTheirRowReductions) {
   auto threes = xl::full({512}, 3.0, xl::DType::i64);
   EXPECT_NEAR(xl::nn::cross_entropy(equal, threes).item<float>(), std::log(64.0f), 1e-6f);
   EXPECT_NEAR(xl::nn::cross_entropy(certain, threes).item<float>(), 0.0f, 1e-6f);
+}
+
+// A cross-entropy training step reads its logits from memory twice, in two loops: the loss per row and
+// the gradient each compute the rows' max and sum of exponentials by rows, the target's one-hot gradient is
+// a select inside the gradient's loop (no scatter into a zeroed buffer), and no gradient flows through the
+// max. The loss and the gradient against the oracle, and against softmax minus the one-hot target.
+TEST(CpuBackend, ACrossEntropyStepReadsItsLogitsInTwoLoops) {
+  xl::manual_seed(24);
+  const int64_t rows = 4096, classes = 96;
+  std::vector<int64_t> picks(rows);
+  for (size_t i = 0; i < picks.size(); ++i) picks[i] = static_cast<int64_t>((i * 37) % classes);
+  auto target = xl::from_bytes(picks.data(), {rows}, xl::DType::i64);
+  auto logits = xl::randn({rows, classes}) * 4.0f;
+  xl::sync({logits});  // an argument of the step's graph
+  logits.requires_grad_();
+  auto loss = xl::nn::cross_entropy(logits, target);
+  loss.backward();
+  auto built = xl::lazy::build_graph({loss.impl()->node(), logits.grad().impl()->node()});
+  const xl::ir::Graph graph = xl::compiler::optimize(built.graph);
+  auto plan = xl::compiler::plan_fusion(graph);
+  int32_t logits_param = -1;
+  for (size_t i = 0; i < graph.instrs.size(); ++i)
+    if (graph.instrs[i].op == xl::ir::OpId::parameter && graph.instrs[i].shape == xl::Shape{rows, classes})
+      logits_param = static_cast<int32_t>(i);
+  ASSERT_GE(logits_param, 0);
+  size_t reading_logits = 0, scatters = 0, in_two_loops = 0;
+  for (const auto& region : plan.regions) {
+    reading_logits += std::count(region.inputs.begin(), region.inputs.end(), logits_param);
+    scatters += graph.instrs[region.root].op == xl::ir::OpId::scatter_add;
+  }
+  for (const auto& d : plan.decisions)
+    in_two_loops +=
+        d.choice == xl::compiler::FusionChoice::compute_by_rows && d.text.find(" and ") != std::string::npos;
+  const std::string described = xl::compiler::describe(plan);
+  EXPECT_EQ(reading_logits, 2u) << described;
+  EXPECT_EQ(scatters, 0u) << described;
+  EXPECT_EQ(in_two_loops, 2u) << described;  // the max and the sum
+  EXPECT_EQ(described.find("reduce_max:"), std::string::npos) << described;
+  expect_built_matches_reference(built, 1, 1e-6f, 1e-5f, 0);
+  expect_built_matches_reference(built, rows * classes, 1e-9f, 1e-5f, 0, 1);
+  // The gradient is (softmax - one_hot) / rows.
+  auto one_hot = xl::where(xl::arange(0, classes).reshape({1, classes}) == target.reshape({rows, 1}), 1.0f,
+                           xl::zeros({rows, classes}));
+  auto want = (xl::softmax(logits.detach(), -1) - one_hot) / static_cast<double>(rows);
+  EXPECT_TRUE(xl::allclose(logits.grad(), want, 1e-5, 1e-9));
 }
 
 // Heads [B, H, T, D] transposed and merged back into rows [B, T, H * D] run tile by tile, D elements at a

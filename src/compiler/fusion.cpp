@@ -26,9 +26,20 @@ constexpr int kMaxFusedDepth = 200;
 constexpr size_t kMaxRowSearch = 64;
 // Masks of fewer elements are computed where they are read: a buffer this small costs little to keep.
 constexpr int64_t kMinCompactMask = int64_t{1} << 16;
+// A row reduction is computed again inside each of several loops only while its row stays in a core's
+// cache between them (a quarter of a 1 MiB L2): then each loop reads its rows from memory once, where a
+// reduction of its own would read them once more. Longer rows come from memory for each loop.
+constexpr int64_t kMaxRecomputedRowBytes = int64_t{256} << 10;
 
 std::string name(const ir::Graph& g, int32_t i) {
   return "%" + std::to_string(i) + " " + std::string(ir::op_name(g.instrs[i].op));
+}
+
+std::string names(const ir::Graph& g, const std::vector<int32_t>& values) {
+  std::string out;
+  for (size_t k = 0; k < values.size(); ++k)
+    out += (k == 0 ? "" : k + 1 == values.size() ? " and " : ", ") + name(g, values[k]);
+  return out;
 }
 
 RegionKind kind_of(const Instr& instr, const FusionPolicy& policy = {}) {
@@ -76,7 +87,8 @@ bool same_rows(const Shape& a, const Shape& rows) {
 // per row, from the row the loop then reads again while it is still in cache: the data comes from
 // memory once. This checks every path from the reduction `i` to the loop's root `r`: ops on the reduced
 // rows, a broadcast back along the last dim, elementwise ops at the loop's own index, or the input of
-// another row-fused reduction. Any other op on the way could read another row.
+// another row-fused reduction. Any other op on the way could read another row. A reduction that several
+// loops read (a loss's max and sum, which its gradient reads too) is computed in each of them.
 class RowFusion {
  public:
   RowFusion(const ir::Graph& graph, const std::vector<std::vector<int32_t>>& consumers,
@@ -86,19 +98,22 @@ class RowFusion {
   bool fused(int32_t i) const { return fused_[i]; }
   void set(int32_t i, bool fused) { fused_[i] = fused; }
 
-  bool fits(int32_t i, int32_t r) const {
+  bool fits(int32_t i, const std::vector<int32_t>& loops) const {
     const Instr& reduce = graph_.instrs[i];
-    const Instr& root = graph_.instrs[r];
-    if (!row_reduction(reduce)) return false;
-    if (kind_of(root) != RegionKind::Loop || root.op == OpId::parameter) return false;
-    const Shape& input = graph_.instrs[reduce.operands[0]].shape;
-    const Shape rows(input.begin(), input.end() - 1);
-    // The loop runs by these rows: over each row's elements (a softmax), or over the rows themselves, one
-    // element per row (the per-row loss that a mean over the batch then reads).
-    const bool by_elements = same_rows(root.shape, rows) && root.shape.back() > 1;
-    if (!by_elements && !row_shaped(root.shape, rows)) return false;
+    if (!row_reduction(reduce) || loops.empty()) return false;
+    const Instr& input = graph_.instrs[reduce.operands[0]];
+    const Shape rows(input.shape.begin(), input.shape.end() - 1);
+    if (loops.size() > 1 && input.shape.back() * dtype_size(input.dtype) > kMaxRecomputedRowBytes) return false;
+    for (int32_t r : loops) {
+      const Instr& root = graph_.instrs[r];
+      if (kind_of(root) != RegionKind::Loop || root.op == OpId::parameter) return false;
+      // The loop runs by these rows: over each row's elements (a softmax), or over the rows themselves, one
+      // element per row (the per-row loss that a mean over the batch then reads).
+      const bool by_elements = same_rows(root.shape, rows) && root.shape.back() > 1;
+      if (!by_elements && !row_shaped(root.shape, rows)) return false;
+    }
     std::vector<bool> seen(graph_.instrs.size(), false);
-    return paths_keep_rows(i, r, rows, seen);
+    return paths_keep_rows(i, loops, rows, seen);
   }
 
   // A sum, max or min over the last dim of an input with rows, which a loop over those rows can host.
@@ -127,11 +142,12 @@ class RowFusion {
            same_rows(gather.shape, rows);
   }
 
-  bool paths_keep_rows(int32_t v, int32_t r, const Shape& rows, std::vector<bool>& seen) const {
+  bool paths_keep_rows(int32_t v, const std::vector<int32_t>& loops, const Shape& rows, std::vector<bool>& seen) const {
     for (int32_t c : consumers_[v]) {
       if (seen[c]) continue;
       seen[c] = true;
-      if (materialized_[c] && c != r) return false;  // another region reads it
+      const bool loop_root = std::find(loops.begin(), loops.end(), c) != loops.end();
+      if (materialized_[c] && !loop_root) return false;  // another region reads it
       const Instr& instr = graph_.instrs[c];
       bool keeps_rows;
       if (ir::op_info(instr.op).cls == OpClass::Reduce) {
@@ -151,7 +167,7 @@ class RowFusion {
         keeps_rows = elementwise(graph_, instr) && (row_shaped(instr.shape, rows) || same_rows(instr.shape, rows));
       }
       if (!keeps_rows) return false;
-      if (c != r && !paths_keep_rows(c, r, rows, seen)) return false;
+      if (!loop_root && !paths_keep_rows(c, loops, rows, seen)) return false;
     }
     return true;
   }
@@ -190,7 +206,7 @@ class FusionPlanner {
         consumers_(n_),
         regions_of_(n_),
         rows_(graph, consumers_, materialized_),
-        row_loop_(n_, -1),
+        row_loops_(n_),
         gemm_view_(n_, false),
         in_place_(n_, false),
         operand_views_(n_) {
@@ -289,7 +305,7 @@ class FusionPlanner {
       std::sort(regions.begin(), regions.end());
       regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
       if (kinds_[i] == RegionKind::Reduce) {
-        if (regions.size() == 1 && rows_.fits(i, regions[0])) {
+        if (regions.size() <= kMaxDuplication && rows_.fits(i, regions)) {
           rows_.set(i, true);
           regions_of_[i] = std::move(regions);
         } else {
@@ -316,10 +332,16 @@ class FusionPlanner {
       const bool leaf = op == OpId::constant || op == OpId::iota;
       // Recomputing inside reductions costs arithmetic; writing the value and reading it back costs memory
       // traffic, which is what bounds these loops. So an expensive value may be recomputed by reductions
-      // as long as at most one other region needs it.
-      size_t elementwise_regions = 0;
-      for (int32_t r : regions)
-        if (kinds_[r] != RegionKind::Reduce) ++elementwise_regions;
+      // as long as at most one other region needs it. A loop that reads it only through a row reduction
+      // computed inside it (a loss per row) counts as a reduction.
+      std::vector<int32_t> read_elementwise;
+      for (int32_t c : consumers_[i])
+        if (kinds_[c] != RegionKind::Reduce)
+          for (int32_t r : regions_of_[c])
+            if (kinds_[r] != RegionKind::Reduce) read_elementwise.push_back(r);
+      std::sort(read_elementwise.begin(), read_elementwise.end());
+      const auto elementwise_regions =
+          static_cast<size_t>(std::unique(read_elementwise.begin(), read_elementwise.end()) - read_elementwise.begin());
       const bool expensive = ir::op_info(op).has(ir::kExpensive);
       if (regions.size() > 1 && expensive && elementwise_regions <= 1 && regions.size() <= kMaxDuplication) {
         decide(FusionChoice::recompute, i,
@@ -439,9 +461,10 @@ class FusionPlanner {
           }
         }
         rows_.set(i, false);  // fits() must not take it as already checked
-        if (roots.size() == 1 && rows_.fits(i, roots[0])) {
+        std::sort(roots.begin(), roots.end());
+        if (roots.size() <= kMaxDuplication && rows_.fits(i, roots)) {
           rows_.set(i, true);
-          row_loop_[i] = roots[0];
+          row_loops_[i] = std::move(roots);
           continue;
         }
         materialize_root(i);
@@ -524,8 +547,8 @@ class FusionPlanner {
       const auto i = static_cast<int32_t>(k);
       if (rows_.fused(i))
         decide(FusionChoice::compute_by_rows, i,
-               "compute " + name(graph_, i) + " row by row inside the loop of " + name(graph_, row_loop_[i]) +
-                   ", from rows it reads again while they are in cache");
+               "compute " + name(graph_, i) + " row by row inside the loop" + (row_loops_[i].size() > 1 ? "s" : "") +
+                   " of " + names(graph_, row_loops_[i]) + ", from rows it reads again while they are in cache");
     }
   }
 
@@ -596,7 +619,7 @@ class FusionPlanner {
   std::vector<std::vector<int32_t>> consumers_;
   std::vector<std::vector<int32_t>> regions_of_;                        // per value, the regions it is computed in
   RowFusion rows_;                                                      // reads consumers_ and materialized_
-  std::vector<int32_t> row_loop_;                                       // per row-fused reduction, its loop's root
+  std::vector<std::vector<int32_t>> row_loops_;                         // per row-fused reduction, its loops' roots
   std::vector<bool> gemm_view_;                                         // index arithmetic inside a GEMM's operand view
   std::vector<bool> in_place_;                                          // values GEMMs read through strides, not copied
   std::vector<std::vector<std::optional<StridedView>>> operand_views_;  // per GEMM
