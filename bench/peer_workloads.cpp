@@ -7,6 +7,7 @@
 //   chain_exp_log_tanh       11 elementwise ops with exp, log and tanh               n = 1M .. 64M f32
 //   softmax / layernorm / rmsnorm over rows of 1024                                  rows = 1K .. 64K
 //   cross_entropy            mean loss of [rows, 1024] logits against int64 targets  rows = 1K .. 64K
+//   cross_entropy_grad       that loss and its gradient, as a training step's head computes them
 //   alone.<fn>               one transcendental alone at 16M, to compare with the chains
 //
 // Output (bench/timing.h): `<workload>.<size>.xlite_ms`, `.memcpy_ms` (a copy moving as many bytes as the
@@ -91,17 +92,15 @@ xl::Tensor targets_for(int64_t rows, int64_t classes) {
   return target;
 }
 
-// Times fn (traced, compiled on the first call, replayed from the cache after), then a memcpy of
-// `copy_bytes`, and prints the three lines of one case.
-void run_case(const std::string& name, const std::function<xl::Tensor()>& fn, size_t copy_bytes) {
-  xl::debug::MemoryStats stats = xl::debug::memory_stats({fn()});
+// Times fn (traced, compiled on the first call, replayed from the cache after; all its results in one
+// sync), then a memcpy of `copy_bytes`, and prints the three lines of one case; the check reads the first
+// result.
+void run_case(const std::string& name, const std::function<std::vector<xl::Tensor>()>& fn, size_t copy_bytes) {
+  xl::debug::MemoryStats stats = xl::debug::memory_stats(fn());
   note(name + ": " + std::to_string(stats.kernels) + " kernels, temp " + std::to_string(stats.temp_bytes) + " bytes\n" +
        stats.fusion);
   Memcpy copy(copy_bytes);
-  auto timed = [&] {
-    xl::Tensor y = fn();
-    xl::sync({y});
-  };
+  auto timed = [&] { xl::sync(fn()); };
   // Back to back, as bench/peers.py times the peers, so that every framework runs on the caches its own
   // previous call left (interleaving the copy, as time_pair does, evicts the last level cache between
   // calls: at 4M floats the input fits in it).
@@ -109,8 +108,25 @@ void run_case(const std::string& name, const std::function<xl::Tensor()>& fn, si
   const double t_memcpy = time_one(copy);
   emit(name + ".xlite_ms", t_xlite * 1e3, "ms");
   emit(name + ".memcpy_ms", t_memcpy * 1e3, "ms");
-  emit_check(name + ".check", checksum(fn()));
+  emit_check(name + ".check", checksum(fn()[0]));
   std::fflush(stdout);
+}
+
+void run_case(const std::string& name, const std::function<xl::Tensor()>& fn, size_t copy_bytes) {
+  run_case(name, [&] { return std::vector<xl::Tensor>{fn()}; }, copy_bytes);
+}
+
+// The gradient of the mean cross-entropy of `logits` (and the loss, which a training step reports), traced
+// with gradients on as a step traces them.
+std::vector<xl::Tensor> cross_entropy_and_gradient(const xl::Tensor& logits, const xl::Tensor& target) {
+  const bool was_enabled = xl::is_grad_enabled();
+  xl::set_grad_enabled(true);
+  xl::Tensor x = logits.detach();
+  x.requires_grad_();
+  xl::Tensor loss = xl::nn::cross_entropy(x, target);
+  loss.backward();
+  xl::set_grad_enabled(was_enabled);
+  return {x.grad(), loss};
 }
 
 std::string size_label(int64_t n) { return std::to_string(n >> 20) + "M"; }
@@ -149,6 +165,8 @@ void bench_rows() {
     run_case("rmsnorm." + size, [&] { return rmsnorm(x); }, bytes);
     // The loss reads the logits once and writes a scalar: half a copy's traffic.
     run_case("cross_entropy." + size, [&] { return xl::nn::cross_entropy(x, target); }, bytes / 2);
+    // Reads the logits, writes their gradient: a copy's traffic.
+    run_case("cross_entropy_grad." + size, [&] { return cross_entropy_and_gradient(x, target); }, bytes);
   }
 }
 

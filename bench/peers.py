@@ -143,6 +143,18 @@ class Torch:
     def cross_entropy(self, x, target):
         return self.F.cross_entropy(x, target)
 
+    def loss_and_gradient(self, loss_fn, x, target):
+        """A call that computes loss_fn(x, target) (compiled as wrap compiles it) and, by backward(), its
+        gradient for x, as a training step does; it returns the gradient."""
+        compiled = self.wrap(loss_fn)
+
+        def call():
+            logits = x.detach().requires_grad_()
+            compiled(logits, target).backward()
+            return logits.grad
+
+        return call
+
 
 class TorchXla(Torch):
     """PyTorch/XLA on its CPU PJRT device (PJRT_DEVICE=CPU): lazy tensors cut into a graph after the workload
@@ -176,6 +188,16 @@ class TorchXla(Torch):
 
     def host(self, out):
         return out.cpu().numpy()
+
+    def loss_and_gradient(self, loss_fn, x, target):
+        def call():  # forward and backward in one graph, cut after the backward in either mode
+            logits = x.detach().requires_grad_()
+            loss_fn(logits, target).backward()
+            self.torch_xla.sync()
+            self.xm.wait_device_ops()
+            return logits.grad
+
+        return call
 
 
 class Jax:
@@ -224,16 +246,30 @@ class Jax:
         logp = self.jax.nn.log_softmax(x, axis=-1)
         return -jnp.mean(jnp.take_along_axis(logp, target[:, None], axis=-1))
 
+    def loss_and_gradient(self, loss_fn, x, target):
+        step = self.jax.jit(self.jax.value_and_grad(loss_fn))
+
+        def call():
+            loss, grad = step(x, target)
+            loss.block_until_ready()
+            return grad.block_until_ready()
+
+        return call
+
 
 def run_case(fw, tag, name, fn, args, copy_bytes, runs):
+    compiled = fw.wrap(fn)
+    time_call(fw, tag, name, lambda: fw.run(compiled, *args), copy_bytes, runs)
+
+
+def time_call(fw, tag, name, call, copy_bytes, runs):
     src = np.ones(copy_bytes // 4, dtype=np.float32)
     dst = np.empty_like(src)
-    compiled = fw.wrap(fn)
-    t = median_time(lambda: fw.run(compiled, *args), runs)
+    t = median_time(call, runs)
     t_copy = median_time(lambda: np.copyto(dst, src), runs)
     print(f"{name}.{tag}_ms {t * 1e3:.6g} ms")
     print(f"{name}.{tag}_memcpy_ms {t_copy * 1e3:.6g} ms")
-    print(f"{name}.{tag}_check {checksum(fw.host(fw.run(compiled, *args))):.9g} check", flush=True)
+    print(f"{name}.{tag}_check {checksum(fw.host(call())):.9g} check", flush=True)
 
 
 def main():
@@ -264,6 +300,8 @@ def main():
             run_case(fw, tag, f"layernorm.{size}", fw.layernorm, (x, w, b), nbytes, runs)
             run_case(fw, tag, f"rmsnorm.{size}", fw.rmsnorm, (x, w), nbytes, runs)
             run_case(fw, tag, f"cross_entropy.{size}", fw.cross_entropy, (x, target), nbytes // 2, runs)
+            time_call(fw, tag, f"cross_entropy_grad.{size}", fw.loss_and_gradient(fw.cross_entropy, x, target),
+                      nbytes, runs)
 
 
 if __name__ == "__main__":
