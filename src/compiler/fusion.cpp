@@ -305,7 +305,11 @@ class FusionPlanner {
       std::sort(regions.begin(), regions.end());
       regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
       if (kinds_[i] == RegionKind::Reduce) {
-        if (regions.size() <= kMaxDuplication && rows_.fits(i, regions)) {
+        // In several loops, what the reduction reads is computed in each of them too: only a short chain,
+        // or its values would be written out once for all of them (a buffer that lives until the last).
+        const bool recomputable =
+            regions.size() == 1 || chain_length(graph_.instrs[i].operands[0]) <= kMaxDuplicatedChain;
+        if (recomputable && regions.size() <= kMaxDuplication && rows_.fits(i, regions)) {
           rows_.set(i, true);
           regions_of_[i] = std::move(regions);
         } else {
