@@ -2,7 +2,9 @@
 // function: a loop over output elements in which every fused producer is generated per element, so
 // elementwise ops, broadcasts, layout changes, pads, concats and gathers cost no memory traffic.
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -15,6 +17,7 @@
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/math.h"
 #include "backends/cpu/math_ir.h"
+#include "backends/cpu/streaming_stores.h"
 #include "ir/op_attrs.h"
 
 namespace xlite::backends::cpu {
@@ -57,15 +60,18 @@ class Emitter final : public codegen::ElementGenerator {
 
     auto* entry = llvm::BasicBlock::Create(ctx_, "entry", body_fn_);
     b_.SetInsertPoint(entry);
+    streaming_ = streams_output(root);
     if (ir::op_info(root.op).cls == OpClass::Reduce || ir::op_info(root.op).cls == OpClass::ArgReduce) {
       if (!emit_leading_reduce_loop(root)) emit_reduce_loop(root);
     } else
       emit_elementwise_loop(root);
+    if (streaming_) b_.CreateCall(llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::x86_sse_sfence));
     b_.CreateRetVoid();
 
     auto* entry_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64, ptr}, false);
     auto* entry_fn = llvm::Function::Create(entry_type, llvm::Function::ExternalLinkage, name, module_);
     entry_fn->addFnAttr(llvm::Attribute::NoUnwind);
+    if (streaming_) entry_fn->addFnAttr(kStreamingStoresAttribute);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry_fn));
     std::vector<llvm::Value*> args;
     for (int64_t i = 0; i <= g_.num_parameters; ++i)
@@ -145,8 +151,46 @@ class Emitter final : public codegen::ElementGenerator {
   }
 
   void store_output(llvm::Value* at, llvm::Value* v, DType d) {
-    b_.CreateStore(to_storage(v, d), b_.CreateGEP(storage_type(d), output_, at));
+    llvm::Value* where = stream_base_ ? b_.CreateGEP(storage_type(d), stream_base_, b_.CreateSub(at, stream_origin_))
+                                      : b_.CreateGEP(storage_type(d), output_, at);
+    b_.CreateStore(to_storage(v, d), where);
   }
+
+  // Emits the loop that writes output elements [origin + from, origin + to) by `emit_loop(from, to)`. With
+  // streaming stores (streaming_stores.h), twice: where the first element's address is 64-byte aligned,
+  // the stores are addressed from it, known aligned, so that the vectorized stores are aligned and may
+  // stream; elsewhere plainly. Values generated inside one version do not dominate the other.
+  void emit_output_loop(llvm::Value* origin, llvm::Value* from, llvm::Value* to, DType d,
+                        const std::function<void(llvm::Value*, llvm::Value*)>& emit_loop) {
+    if (!streaming_) return emit_loop(from, to);
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* aligned = llvm::BasicBlock::Create(ctx_, "stream", fn);
+    auto* plain = llvm::BasicBlock::Create(ctx_, "plain", fn);
+    auto* join = llvm::BasicBlock::Create(ctx_, "written", fn);
+    llvm::Value* start = b_.CreateAdd(origin, from);
+    llvm::Value* first = b_.CreateGEP(storage_type(d), output_, start);
+    llvm::Value* misalignment = b_.CreateAnd(b_.CreatePtrToInt(first, b_.getInt64Ty()), i64c(kStreamAlignment - 1));
+    b_.CreateCondBr(b_.CreateICmpEQ(misalignment, i64c(0)), aligned, plain);
+    const auto memo = memo_;
+    b_.SetInsertPoint(aligned);
+    // The base passes through an empty asm, which the optimizer cannot look through: an alignment stated on
+    // `first` itself is lost once the stores' addresses fold back into offsets from the output.
+    auto* opaque =
+        llvm::InlineAsm::get(llvm::FunctionType::get(first->getType(), {first->getType()}, false), "", "=r,0", false);
+    stream_base_ = b_.CreateCall(opaque, {first});
+    b_.CreateAlignmentAssumption(module_.getDataLayout(), stream_base_, kStreamAlignment);
+    stream_origin_ = start;
+    emit_loop(from, to);
+    stream_base_ = stream_origin_ = nullptr;
+    b_.CreateBr(join);
+    memo_ = memo;
+    b_.SetInsertPoint(plain);
+    emit_loop(from, to);
+    b_.CreateBr(join);
+    memo_ = memo;
+    b_.SetInsertPoint(join);
+  }
+  static constexpr int64_t kStreamAlignment = 64;  // a cache line, and an AVX-512 vector
 
   // Rows of the last dim, then the elements of a row: values that depend only on the row (broadcast
   // statistics, leading indices) are computed once per row and the inner loop vectorises.
@@ -173,17 +217,19 @@ class Emitter final : public codegen::ElementGenerator {
     if (const int64_t tile = inner_tile(root)) {
       emit_tiled_row(root, lead, row_start, from, to, tile);
     } else {
-      Loop cols = open_loop(from, to, "col");
-      Index* idx = make_index(shape);
-      idx->multi = lead;
-      idx->multi.push_back(cols.iv);
-      idx->linear = b_.CreateAdd(row_start, cols.iv);
-      // Reductions whose rows are this loop's elements (a loop over rows, one element per row).
-      emit_row_reductions(idx->multi, idx->linear, shape.size(), nullptr);
-      output_element_ = idx;
-      store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
-      output_element_ = nullptr;
-      close_loop(cols);
+      emit_output_loop(row_start, from, to, root.dtype, [&](llvm::Value* first, llvm::Value* last) {
+        Loop cols = open_loop(first, last, "col");
+        Index* idx = make_index(shape);
+        idx->multi = lead;
+        idx->multi.push_back(cols.iv);
+        idx->linear = b_.CreateAdd(row_start, cols.iv);
+        // Reductions whose rows are this loop's elements (a loop over rows, one element per row).
+        emit_row_reductions(idx->multi, idx->linear, shape.size(), nullptr);
+        output_element_ = idx;
+        store_output(idx->linear, gen(g_.outputs[0], idx), root.dtype);
+        output_element_ = nullptr;
+        close_loop(cols);
+      });
     }
     memo_.clear();
     close_loop(rows);
@@ -301,24 +347,26 @@ class Emitter final : public codegen::ElementGenerator {
   }
 
   void emit_flat_loop(const Instr& root) {
-    Loop loop = open_loop(begin_, end_, "i");
-    memo_.clear();
-    arena_.clear();
-    Index* idx = make_index(root.shape);
-    idx->linear = loop.iv;
-    // A loop over rows, one element per row (a loss per row): the row's reductions come first. Its shape
-    // is the rows', or theirs with a trailing 1.
-    row_values_.clear();
-    const Shape& shape = root.shape;
-    if (has_row_reductions(shape.size())) emit_row_reductions(multi(idx), loop.iv, shape.size(), nullptr);
-    if (!shape.empty() && shape.back() == 1 && has_row_reductions(shape.size() - 1))
-      emit_row_reductions(multi(idx), loop.iv, shape.size() - 1, nullptr);
-    store_output(loop.iv, gen(g_.outputs[0], idx), root.dtype);
-    // Two vectors per iteration. A fused chain of transcendentals is one long dependency chain per
-    // vector, and the vectoriser runs a large body once per iteration: the out-of-order window then held
-    // too little independent work. tanh, sigmoid and gelu fused on 16M f32 (2 threads, Zen 4): 13.1 ms
-    // with one vector, 11.7 with two; four gained nothing more (llvm-mca agrees).
-    close_loop(loop, true, 2);
+    emit_output_loop(i64c(0), begin_, end_, root.dtype, [&](llvm::Value* first, llvm::Value* last) {
+      Loop loop = open_loop(first, last, "i");
+      memo_.clear();
+      arena_.clear();
+      Index* idx = make_index(root.shape);
+      idx->linear = loop.iv;
+      // A loop over rows, one element per row (a loss per row): the row's reductions come first. Its shape
+      // is the rows', or theirs with a trailing 1.
+      row_values_.clear();
+      const Shape& shape = root.shape;
+      if (has_row_reductions(shape.size())) emit_row_reductions(multi(idx), loop.iv, shape.size(), nullptr);
+      if (!shape.empty() && shape.back() == 1 && has_row_reductions(shape.size() - 1))
+        emit_row_reductions(multi(idx), loop.iv, shape.size() - 1, nullptr);
+      store_output(loop.iv, gen(g_.outputs[0], idx), root.dtype);
+      // Two vectors per iteration. A fused chain of transcendentals is one long dependency chain per
+      // vector, and the vectoriser runs a large body once per iteration: the out-of-order window then held
+      // too little independent work. tanh, sigmoid and gelu fused on 16M f32 (2 threads, Zen 4): 13.1 ms
+      // with one vector, 11.7 with two; four gained nothing more (llvm-mca agrees).
+      close_loop(loop, true, 2);
+    });
   }
 
   // A sum or product over leading dims (a column sum, such as a bias gradient): rows outer and the kept
@@ -685,6 +733,9 @@ class Emitter final : public codegen::ElementGenerator {
   llvm::Value* begin_ = nullptr;
   llvm::Value* end_ = nullptr;
   llvm::Value* status_ = nullptr;
+  bool streaming_ = false;                // the output's stores stream (streaming_stores.h)
+  llvm::Value* stream_base_ = nullptr;    // in the aligned version of the output loop: its first element
+  llvm::Value* stream_origin_ = nullptr;  // ... and that element's index
   std::unordered_map<int32_t, llvm::Value*> row_values_;  // row reductions of the current row
   struct KeptRow {
     int32_t instr;

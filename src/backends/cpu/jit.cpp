@@ -24,6 +24,7 @@
 #include "codegen_source_hash.h"
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/streaming_stores.h"
 #include "core/check.h"
 #include "core/environment.h"
 #include "xlite/error.h"
@@ -180,6 +181,7 @@ JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLV
   passes.registerLoopAnalyses(lam);
   passes.crossRegisterProxies(lam, fam, cgam, mam);
   passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
+  mark_streaming_stores(*module);
   // XLITE_DUMP_IR=1 prints every kernel as optimised LLVM IR, to see what the vectoriser made of it.
   static const bool dump = env::settings().dump_ir;
   if (dump) module->print(llvm::errs(), nullptr);

@@ -124,8 +124,11 @@ class KernelThunk final : public runtime::Thunk {
     } else {
       many.resize(chunks);
       status = many.data();
+      // Chunks start at multiples of 16 elements: a chunk of a large output then starts on a cache line, where
+      // its stores may stream (streaming_stores.h).
+      auto start = [&](int c) { return c == chunks ? n : n * c / chunks / 16 * 16; };
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
-      for (int c = 0; c < chunks; ++c) kernel_.run(buffers, n * c / chunks, n * (c + 1) / chunks, &status[c].failed);
+      for (int c = 0; c < chunks; ++c) kernel_.run(buffers, start(c), start(c + 1), &status[c].failed);
     }
     KernelStatus first;
     for (int c = 0; c < chunks; ++c)
