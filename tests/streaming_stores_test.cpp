@@ -73,9 +73,10 @@ TEST(StreamingStores, MarksAlignedVectorStoresOutsideTheStack) {
     llvm::Value* zero = llvm::Constant::getNullValue(vec);
     llvm::Value* stack = b.CreateAlloca(vec);
     std::vector<llvm::StoreInst*> stores = {
-        b.CreateAlignedStore(zero, f->getArg(0), llvm::Align(64)),                                      // marked
-        b.CreateAlignedStore(zero, b.CreateConstGEP1_64(b.getFloatTy(), f->getArg(0), 16), llvm::Align(4)),  // unaligned
-        b.CreateAlignedStore(zero, stack, llvm::Align(64)),                                             // the stack
+        b.CreateAlignedStore(zero, f->getArg(0), llvm::Align(64)),  // marked
+        b.CreateAlignedStore(zero, b.CreateConstGEP1_64(b.getFloatTy(), f->getArg(0), 16),
+                             llvm::Align(4)),                                                             // unaligned
+        b.CreateAlignedStore(zero, stack, llvm::Align(64)),                                               // the stack
         b.CreateAlignedStore(llvm::ConstantFP::get(b.getFloatTy(), 1.0), f->getArg(0), llvm::Align(64)),  // a scalar
     };
     b.CreateRetVoid();

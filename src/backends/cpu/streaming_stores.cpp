@@ -24,9 +24,8 @@ void mark_streaming_stores(llvm::Module& module) {
   const llvm::DataLayout& layout = module.getDataLayout();
   for (llvm::Function& function : module) {
     if (function.isDeclaration() || !function.hasFnAttribute(kStreamingStoresAttribute)) continue;
-    llvm::MDNode* hint = llvm::MDNode::get(
-        module.getContext(), llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(
-                                 llvm::Type::getInt32Ty(module.getContext()), 1)));
+    llvm::MDNode* hint = llvm::MDNode::get(module.getContext(), llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(
+                                                                    llvm::Type::getInt32Ty(module.getContext()), 1)));
     for (llvm::BasicBlock& block : function)
       for (llvm::Instruction& instruction : block) {
         auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction);
