@@ -326,9 +326,9 @@ class FusionPlanner {
         continue;
       }
       if (regions.size() == 1 && per_row_input_of_reduction(i, regions[0])) {
-        materialize(i, MaterializeReason::per_row_input,
-                    "one value per row, computed from row reductions and reduced across rows by " +
-                        name(graph_, regions[0]) + "; its own loop computes them by rows");
+        materialize(
+            i, MaterializeReason::per_row_input,
+            "one value per row, computed from row reductions and reduced across rows by " + name(graph_, regions[0]));
         regions_of_[i] = {i};
         continue;
       }
@@ -556,6 +556,17 @@ class FusionPlanner {
     }
   }
 
+  // For a per-row input, whether its loop computes row reductions by rows: they may have become regions of
+  // their own after it was materialized (read by other regions too, rows too long).
+  std::string by_rows_note(int32_t i) const {
+    if (!why_[i] || why_[i]->reason != MaterializeReason::per_row_input) return "";
+    for (size_t j = 0; j < n_; ++j)
+      if (rows_.fused(static_cast<int32_t>(j)) &&
+          std::find(row_loops_[j].begin(), row_loops_[j].end(), i) != row_loops_[j].end())
+        return "; its own loop computes them by rows";
+    return "; its row reductions are regions of their own";
+  }
+
   // One region per materialized value: its root and everything reachable from it without crossing another
   // materialized value, as a graph of its own whose parameters are the region's inputs.
   void build_regions() {
@@ -607,7 +618,8 @@ class FusionPlanner {
       // A value in a buffer only because it is an output or a root needs no word; any other reason does.
       if (const auto& why = why_[i];
           why && why->reason != MaterializeReason::graph_output && why->reason != MaterializeReason::region_root)
-        decide(FusionChoice::materialize, i, "materialize " + name(graph_, i) + ": " + why->detail, why->reason);
+        decide(FusionChoice::materialize, i, "materialize " + name(graph_, i) + ": " + why->detail + by_rows_note(i),
+               why->reason);
       decide(FusionChoice::region, i,
              "region " + name(graph_, i) + ": " + std::to_string(region.members.size()) + " ops fused, " +
                  std::to_string(region.inputs.size()) + " inputs");
