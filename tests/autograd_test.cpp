@@ -199,6 +199,19 @@ TEST(Autograd, IndexingOps) {
   check_gradients([&](const auto& t) { return xl::scatter_add(t[0], 1, cols, t[1]); }, {x, src});
 }
 
+// The one-hot gradient of a gather reads its index through a gather of its own: an index out of range
+// raises when only the gradient is computed (the forward gather, which would raise, never runs).
+TEST(Autograd, AGatherGradientAloneRejectsAnIndexOutOfRange) {
+  auto x = xl::ones({2, 3});
+  x.requires_grad_();
+  xl::sum(xl::gather(x, 1, xl::tensor(std::vector<int64_t>{1, 5}, {2, 1}))).backward();
+  EXPECT_THROW(x.grad().to_vector<float>(), xl::Error);
+  auto y = xl::ones({2, 3});
+  y.requires_grad_();
+  xl::sum(xl::gather(y, 1, xl::tensor(std::vector<int64_t>{1, 2}, {2, 1}))).backward();
+  EXPECT_EQ(y.grad().to_vector<float>(), (std::vector<float>{0, 1, 0, 0, 0, 1}));
+}
+
 TEST(Autograd, MatmulAndLinear) {
   check_gradients([](const auto& t) { return xl::matmul(t[0], t[1]); }, {input({2, 3, 4}, 12), input({4, 5}, 13)});
   check_gradients([](const auto& t) { return xl::matmul(t[0], t[1]); }, {input({4}, 14), input({3, 4, 2}, 15)});

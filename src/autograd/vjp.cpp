@@ -28,13 +28,15 @@ Tensor expand_reduced(const Tensor& g, const Shape& in_shape, std::span<const in
 // The gradient of gather(x, dim, index). With one index per row along `dim` (a loss's target class),
 // each input element gets g where its position along `dim` is the row's index and 0 elsewhere: a select
 // that fuses into the loop reading it, where a scatter into zeros writes a buffer of x's size and reads it
-// back. Indices out of range were rejected by the forward gather.
+// back. The index is read through a gather of the positions themselves (which gives it back), so that an
+// index out of range raises here too: the forward gather may never run when only the gradient is read.
 Tensor gather_grad(const Tensor& g, const Tensor& x, int64_t dim, const Tensor& index) {
   Shape rows = x.shape();
   rows[dim] = 1;
   if (index.shape() != rows) return scatter_add(zeros_like(x), dim, index, g);
   Tensor position = ops::iota_along(x.shape(), dim, index.dtype(), x.device());
-  return where(position == expand(index, x.shape()), expand(g, x.shape()), 0.0);
+  Tensor checked = gather(position, dim, index);
+  return where(position == expand(checked, x.shape()), expand(g, x.shape()), 0.0);
 }
 
 Tensor unbroadcast(const Tensor& g, const Shape& in_shape, std::span<const int64_t> dims) {

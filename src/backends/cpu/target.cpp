@@ -13,6 +13,7 @@
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/library.h"
 #include "backends/cpu/scatter.h"
+#include "backends/cpu/streaming_stores.h"
 #include "backends/reference/backend.h"
 #include "compiler/pipeline.h"
 #include "core/check.h"
@@ -90,7 +91,10 @@ class KernelThunk final : public runtime::Thunk {
         body_(region.body),
         graph_instrs_(graph_instrs_of_body(region)),
         work_(numel(graph.instrs[region.root].shape)),
-        cost_(elements_read(region.body, work_)) {}
+        cost_(elements_read(region.body, work_)),
+        chunk_unit_(streams_output(graph.instrs[region.root])
+                        ? std::max<int64_t>(1, kCacheLineBytes / dtype_size(graph.instrs[region.root].dtype))
+                        : 1) {}
 
   int64_t code_bytes() const { return kernel_.code_bytes; }
 
@@ -124,9 +128,7 @@ class KernelThunk final : public runtime::Thunk {
     } else {
       many.resize(chunks);
       status = many.data();
-      // Chunks start at multiples of 16 elements: a chunk of a large output then starts on a cache line, where
-      // its stores may stream (streaming_stores.h).
-      auto start = [&](int c) { return c == chunks ? n : n * c / chunks / 16 * 16; };
+      auto start = [&](int c) { return c == chunks ? n : n * c / chunks / chunk_unit_ * chunk_unit_; };
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
       for (int c = 0; c < chunks; ++c) kernel_.run(buffers, start(c), start(c + 1), &status[c].failed);
     }
@@ -141,6 +143,10 @@ class KernelThunk final : public runtime::Thunk {
   std::vector<int32_t> graph_instrs_;
   int64_t work_;  // output elements
   int64_t cost_;  // elements read: decides whether to use threads
+  // Chunks start at multiples of this many elements: a cache line's worth where the output streams
+  // (streaming_stores.h), so that each chunk's stores start on a line and may stream; 1 elsewhere.
+  int64_t chunk_unit_;
+  static constexpr int64_t kCacheLineBytes = 64;
 };
 
 // f32 or bf16 GEMM through oneDNN; its operands are read in place, through strides, from the buffers the plan says
