@@ -169,7 +169,7 @@ class Emitter final : public codegen::ElementGenerator {
     auto* join = llvm::BasicBlock::Create(ctx_, "written", fn);
     llvm::Value* start = b_.CreateAdd(origin, from);
     llvm::Value* first = b_.CreateGEP(storage_type(d), output_, start);
-    llvm::Value* misalignment = b_.CreateAnd(b_.CreatePtrToInt(first, b_.getInt64Ty()), i64c(kStreamAlignment - 1));
+    llvm::Value* misalignment = b_.CreateAnd(b_.CreatePtrToInt(first, b_.getInt64Ty()), i64c(kStreamLineBytes - 1));
     b_.CreateCondBr(b_.CreateICmpEQ(misalignment, i64c(0)), aligned, plain);
     const auto memo = memo_;
     b_.SetInsertPoint(aligned);
@@ -178,7 +178,7 @@ class Emitter final : public codegen::ElementGenerator {
     auto* opaque =
         llvm::InlineAsm::get(llvm::FunctionType::get(first->getType(), {first->getType()}, false), "", "=r,0", false);
     stream_base_ = b_.CreateCall(opaque, {first});
-    b_.CreateAlignmentAssumption(module_.getDataLayout(), stream_base_, kStreamAlignment);
+    b_.CreateAlignmentAssumption(module_.getDataLayout(), stream_base_, kStreamLineBytes);
     stream_origin_ = start;
     emit_loop(from, to);
     stream_base_ = stream_origin_ = nullptr;
@@ -190,7 +190,6 @@ class Emitter final : public codegen::ElementGenerator {
     memo_ = memo;
     b_.SetInsertPoint(join);
   }
-  static constexpr int64_t kStreamAlignment = 64;  // a cache line, and an AVX-512 vector
 
   // Rows of the last dim, then the elements of a row: values that depend only on the row (broadcast
   // statistics, leading indices) are computed once per row and the inner loop vectorises.

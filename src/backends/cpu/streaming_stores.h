@@ -19,6 +19,10 @@ namespace xlite::backends::cpu {
 // pushed out to memory. A constant, so that a kernel's code depends only on its body.
 inline constexpr int64_t kStreamingStoreBytes = int64_t{64} << 20;
 
+// Streamed stores start on a line of this many bytes (also an AVX-512 vector); thread chunks of a
+// streamed output start on such lines.
+inline constexpr int64_t kStreamLineBytes = 64;
+
 // The function attribute that asks mark_streaming_stores to make a kernel's output stores streaming.
 inline constexpr const char* kStreamingStoresAttribute = "xlite-streaming-stores";
 

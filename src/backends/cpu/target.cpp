@@ -93,7 +93,7 @@ class KernelThunk final : public runtime::Thunk {
         work_(numel(graph.instrs[region.root].shape)),
         cost_(elements_read(region.body, work_)),
         chunk_unit_(streams_output(graph.instrs[region.root])
-                        ? std::max<int64_t>(1, kCacheLineBytes / dtype_size(graph.instrs[region.root].dtype))
+                        ? std::max<int64_t>(1, kStreamLineBytes / dtype_size(graph.instrs[region.root].dtype))
                         : 1) {}
 
   int64_t code_bytes() const { return kernel_.code_bytes; }
@@ -146,7 +146,6 @@ class KernelThunk final : public runtime::Thunk {
   // Chunks start at multiples of this many elements: a cache line's worth where the output streams
   // (streaming_stores.h), so that each chunk's stores start on a line and may stream; 1 elsewhere.
   int64_t chunk_unit_;
-  static constexpr int64_t kCacheLineBytes = 64;
 };
 
 // f32 or bf16 GEMM through oneDNN; its operands are read in place, through strides, from the buffers the plan says
