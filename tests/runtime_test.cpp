@@ -1,9 +1,8 @@
-// Runtime pieces: the caching allocator, the compile cache, metrics, dtype helpers and the generator.
+// Runtime pieces: memory info, the compile cache, metrics, dtype helpers and the generator.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <xlite/xlite.h>
 
@@ -12,79 +11,8 @@
 #include "core/philox.h"
 #include "ir/graph.h"
 #include "ops/op_support.h"
-#include "runtime/allocator.h"
 
 namespace xl = xlite;
-
-TEST(Allocator, ReusesFreedBlocksAndTracksPeak) {
-  xl::runtime::CachingAllocator alloc(xl::device());
-  void* first = nullptr;
-  {
-    auto b = alloc.allocate(1000);
-    first = b->data();
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
-    EXPECT_GE(alloc.info().bytes_used, 1000);
-  }
-  EXPECT_EQ(alloc.info().bytes_used, 0);
-  EXPECT_GT(alloc.info().bytes_cached, 0);
-  auto again = alloc.allocate(1000);
-  EXPECT_EQ(again->data(), first);  // no new pages touched
-  auto big = alloc.allocate(1 << 20);
-  EXPECT_GE(alloc.info().peak_bytes_used, (1 << 20) + 1000);
-  alloc.empty_cache();
-  EXPECT_EQ(alloc.info().bytes_cached, 0);
-}
-
-// A request with no cached block of its size class takes a cached block of a larger class up to 1.6x its
-// own, rather than new memory; a block more than that larger stays for requests of its size.
-TEST(Allocator, AMissTakesACachedBlockALittleLargerButNotMuchLarger) {
-  xl::runtime::CachingAllocator alloc(xl::device());
-  void* larger = nullptr;
-  void* much_larger = nullptr;
-  {
-    auto a = alloc.allocate(150000);  // size class 163840
-    auto b = alloc.allocate(400000);  // 425984
-    larger = a->data();
-    much_larger = b->data();
-  }
-  const int64_t cached = alloc.info().bytes_cached;
-  auto taken = alloc.allocate(100000);  // class 106496: 163840 is 1.54x it
-  EXPECT_EQ(taken->data(), larger);
-  EXPECT_EQ(alloc.info().bytes_used, 163840);  // the block counts as what it is
-  EXPECT_EQ(alloc.info().bytes_cached, cached - 163840);
-  auto fresh = alloc.allocate(200000);  // class 212992: 425984 is 2x it
-  EXPECT_NE(fresh->data(), much_larger);
-  taken.reset();
-  auto same = alloc.allocate(150000);  // the block went back to its own class
-  EXPECT_EQ(same->data(), larger);
-}
-
-// Buffers of 8 MiB and more start on a 2 MiB boundary, so that the huge pages they ask for can back them
-// from their first byte; smaller ones keep the 64-byte alignment.
-TEST(Allocator, LargeBuffersStartOnAHugePageBoundary) {
-  xl::runtime::CachingAllocator alloc(xl::device());
-  auto large = alloc.allocate(size_t{24} << 20);
-  auto small = alloc.allocate(size_t{3} << 20);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(large->data()) % (size_t{2} << 20), 0u);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(small->data()) % 64, 0u);
-  std::memset(large->data(), 1, size_t{24} << 20);  // the whole capacity is usable
-  EXPECT_EQ(static_cast<unsigned char*>(large->data())[(size_t{24} << 20) - 1], 1);
-}
-
-TEST(Allocator, OverTheLimitRaisesError) {
-  xl::runtime::CachingAllocator alloc(xl::device());
-  int64_t limit = alloc.info().bytes_limit;
-  try {
-    alloc.allocate(static_cast<size_t>(limit) + 4096);
-    FAIL() << "expected out of memory";
-  } catch (const xl::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("[allocate] out of memory"), std::string::npos) << e.what();
-  }
-}
-
-TEST(Allocator, HugeTensorRaisesErrorNotCrash) {
-  EXPECT_THROW((xl::zeros({1 << 20, 1 << 20, 1 << 10}).to_vector<float>()), xl::Error);
-}
 
 TEST(MemoryInfo, ReportsUseOfLiveTensors) {
   auto before = xl::get_memory_info(xl::device()).bytes_used;

@@ -1,12 +1,14 @@
 #pragma once
-// A caching allocator per device. Freed blocks are kept in size classes and reused, because first-touch
-// page faults dominate run time on these machines (see MACHINE_FACTS.md). Thread-safe.
+// A caching allocator per device. Freed blocks are kept and reused, because first-touch page faults dominate
+// run time on these machines (see MACHINE_FACTS.md): large ones in a region that splits and merges them
+// (block_region.h), small ones in lists per size class. Thread-safe.
 #include <cstddef>
 #include <map>
 #include <mutex>
 #include <vector>
 
 #include "core/buffer.h"
+#include "runtime/block_region.h"
 #include "xlite/memory.h"
 
 namespace xlite::runtime {
@@ -28,18 +30,21 @@ class CachingAllocator final : public BufferReleaser {
  private:
   static size_t size_class(size_t bytes);
   void free_cached_locked();
+  int64_t cached_locked() const;
+  void throw_if_over_limit(size_t capacity) const;
   // The cached blocks to take a request of this size class from; cached_.end() for none.
   std::map<size_t, std::vector<void*>>::iterator reusable(size_t capacity);
 
   Device device_;
   mutable std::mutex mutex_;
-  // capacity -> free blocks of that capacity, most recently freed last (reused first, while still in
+  // Small blocks: capacity -> free blocks of that capacity, most recently freed last (reused first, while still in
   // cache). The lists keep their storage, so a steady state allocates nothing to track blocks.
   std::map<size_t, std::vector<void*>> cached_;
   int64_t bytes_used_ = 0;
-  int64_t bytes_cached_ = 0;
+  int64_t small_cached_ = 0;
   int64_t peak_ = 0;
   int64_t limit_;
+  BlockRegion region_;
 };
 
 CachingAllocator& allocator(Device device);
