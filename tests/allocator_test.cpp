@@ -202,3 +202,19 @@ TEST(BlockRegion, PoisonsFreeSpansAndTailsForAddressSanitizer) {
   EXPECT_TRUE(__asan_address_is_poisoned(at(a)));
 }
 #endif
+
+// A request the region cannot place (its reservation used up, or refused by the system) gets a block of its
+// own, as small ones do, instead of failing.
+TEST(Allocator, WhatTheRegionCannotPlaceComesFromTheSystem) {
+  xl::runtime::CachingAllocator alloc(xl::device(), 4 * kMiB);
+  auto in_region = alloc.allocate(3 * kMiB);
+  auto outside = alloc.allocate(3 * kMiB);
+  ASSERT_NE(outside->data(), nullptr);
+  EXPECT_NE(outside->data(), in_region->data());
+  std::memset(outside->data(), 1, 3 * kMiB);
+  void* outside_data = outside->data();
+  outside.reset();
+  auto again = alloc.allocate(3 * kMiB);  // from the list of its size class
+  EXPECT_EQ(again->data(), outside_data);
+  EXPECT_EQ(alloc.info().bytes_used, static_cast<int64_t>(6 * kMiB));
+}

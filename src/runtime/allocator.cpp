@@ -30,10 +30,12 @@ int64_t default_limit() {
 }
 }  // namespace
 
-// The region reserves twice the limit of address space, so that the limit is reached before its
-// fragmentation could exhaust the range.
-CachingAllocator::CachingAllocator(Device device)
-    : device_(device), limit_(default_limit()), region_(2 * static_cast<size_t>(limit_)) {}
+// The region reserves twice the limit of address space, so that the limit is normally reached before its
+// fragmentation could use up the range.
+CachingAllocator::CachingAllocator(Device device, size_t region_bytes)
+    : device_(device),
+      limit_(default_limit()),
+      region_(region_bytes ? region_bytes : 2 * static_cast<size_t>(limit_)) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard lock(mutex_);
@@ -72,16 +74,18 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
     if (bytes > kMaxRequest || static_cast<int64_t>(bytes) > limit_)
       throw Error("[allocate] out of memory on " + device_.str() + ": requested " + std::to_string(bytes) +
                   " bytes, more than the limit of " + std::to_string(limit_));
+    BlockRegion::Block block;
     if (bytes >= kRegionFrom) {
       if (bytes_used_ + cached_locked() + static_cast<int64_t>(bytes) > limit_) free_cached_locked();
       throw_if_over_limit(bytes);
-      BlockRegion::Block block = region_.take(bytes);
-      if (!block.data)
-        throw Error("[allocate] out of memory on " + device_.str() + ": requested " + std::to_string(bytes) +
-                    " bytes, more than the address range reserved for the device can place");
+      block = region_.take(bytes);
+    }
+    if (block.data) {
       data = block.data;
       capacity = block.size;
     } else {
+      // Small, or more than the region can place (its reservation was refused or is used up): a block of
+      // its own from the system, kept in a list of its size class when freed.
       capacity = size_class(bytes);
       auto it = reusable(capacity);
       if (it != cached_.end()) {

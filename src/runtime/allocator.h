@@ -15,7 +15,8 @@ namespace xlite::runtime {
 
 class CachingAllocator final : public BufferReleaser {
  public:
-  explicit CachingAllocator(Device device);
+  // region_bytes: the address space to reserve for large blocks; 0 for twice the memory limit.
+  explicit CachingAllocator(Device device, size_t region_bytes = 0);
   ~CachingAllocator() override;
 
   // Throws xlite::Error when the request would pass the limit even after the cache is emptied.

@@ -35,8 +35,15 @@ bool BlockRegion::reserve() {
   if (base_ || reserve_failed_) return base_ != nullptr;
   // Address space only: the kernel commits a page when it is first touched. A 2 MiB start lets huge pages
   // (asked for over the whole range: the step's buffers are streamed through) back it from its first byte.
-  void* mapped =
-      mmap(nullptr, reserve_ + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // Where overcommit is strict the system may refuse a range this large: a smaller one still serves.
+  constexpr size_t kSmallestReserve = size_t{256} << 20;
+  void* mapped = MAP_FAILED;
+  for (;;) {
+    mapped =
+        mmap(nullptr, reserve_ + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapped != MAP_FAILED || reserve_ <= kSmallestReserve) break;
+    reserve_ = round_up(reserve_ / 2, kHugePage);
+  }
   if (mapped == MAP_FAILED) {
     reserve_failed_ = true;
     return false;

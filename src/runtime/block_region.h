@@ -22,7 +22,8 @@ class BlockRegion {
   // Blocks start on and are sized in multiples of this.
   static constexpr size_t kGrain = 4096;
 
-  // Reserves `reserve` bytes of address space on the first take, none before.
+  // Reserves `reserve` bytes of address space on the first take, none before (less where the system refuses
+  // that much; take() returns no block when the reservation cannot hold a request).
   explicit BlockRegion(size_t reserve);
   ~BlockRegion();
   BlockRegion(const BlockRegion&) = delete;
