@@ -10,6 +10,11 @@
 #include "runtime/allocator.h"
 #include "runtime/block_region.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1
+#endif
+#endif
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #endif
@@ -168,8 +173,8 @@ TEST(BlockRegion, RefusesWhatItsReservationCannotPlace) {
   EXPECT_NE(region.take(4096).data, nullptr);
 }
 
-// release_cached gives free spans' pages back; a span merged with one whose pages went back goes back too,
-// so the cached count stays what the region holds.
+// release_cached gives free spans' pages back. A block freed next to such a span keeps its pages (a step that
+// runs on after empty_cache() caches again); a request neither fits merges them, giving the held pages back.
 TEST(BlockRegion, ReleasedPagesStayOutOfTheCachedCount) {
   BlockRegion region(64 * kMiB);
   BlockRegion::Block a = region.take(2 * kMiB), b = region.take(2 * kMiB);
@@ -181,13 +186,54 @@ TEST(BlockRegion, ReleasedPagesStayOutOfTheCachedCount) {
   region.release_cached();
   EXPECT_EQ(region.cached_bytes(), 0u);
   region.give_back(b.data);
-  EXPECT_EQ(region.cached_bytes(), 0u);
+  EXPECT_EQ(region.cached_bytes(), 2 * kMiB);
+  EXPECT_TRUE(region.fits_cached(2 * kMiB));
+  EXPECT_FALSE(region.fits_cached(2 * kMiB + 1));
   BlockRegion::Block again = region.take(4 * kMiB);
   ASSERT_EQ(again.data, a.data);
-  EXPECT_EQ(at(again)[4 * kMiB - 1], 0);  // given-back pages come back zeroed, and are usable
+  EXPECT_EQ(region.cached_bytes(), 0u);
+  EXPECT_EQ(at(again)[0], 0);  // given-back pages come back zeroed, and are usable
   std::memset(again.data, 1, 4 * kMiB);
   region.give_back(again.data);
   EXPECT_EQ(region.cached_bytes(), 4 * kMiB);
+  EXPECT_EQ(region.top(), 4 * kMiB + 4096);
+}
+
+// After a release, the blocks a repeated step takes come back cached every time: they are carved from the
+// released span once and then reused, held.
+TEST(BlockRegion, CachesAgainAfterARelease) {
+  BlockRegion region(64 * kMiB);
+  {
+    std::vector<BlockRegion::Block> warmup;
+    for (int i = 0; i < 4; ++i) warmup.push_back(region.take(8 * kMiB));
+    for (const BlockRegion::Block& block : warmup) region.give_back(block.data);
+  }
+  region.release_cached();
+  std::vector<void*> first;
+  for (int step = 0; step < 3; ++step) {
+    std::vector<BlockRegion::Block> blocks;
+    for (int i = 0; i < 3; ++i) {
+      if (step > 0) {
+        EXPECT_TRUE(region.fits_cached(2 * kMiB));
+      }
+      blocks.push_back(region.take(2 * kMiB));
+    }
+    for (const BlockRegion::Block& block : blocks) region.give_back(block.data);
+    EXPECT_EQ(region.cached_bytes(), 6 * kMiB);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (step == 0) first.push_back(blocks[i].data);
+      EXPECT_EQ(blocks[i].data, first[i]);
+    }
+  }
+  EXPECT_EQ(region.top(), 32 * kMiB);
+}
+
+TEST(BlockRegion, RefusesAnEmptyRequestAndAZeroReservation) {
+  BlockRegion region(64 * kMiB);
+  EXPECT_EQ(region.take(0).data, nullptr);
+  BlockRegion none(0);
+  EXPECT_EQ(none.take(4096).data, nullptr);
+  EXPECT_FALSE(none.owns(nullptr));
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -195,18 +241,23 @@ TEST(BlockRegion, ReleasedPagesStayOutOfTheCachedCount) {
 // block past its request, so a read after release or past the end is still reported.
 TEST(BlockRegion, PoisonsFreeSpansAndTailsForAddressSanitizer) {
   BlockRegion region(64 * kMiB);
-  BlockRegion::Block a = region.take(100000);
-  EXPECT_FALSE(__asan_address_is_poisoned(at(a) + 99999));
-  EXPECT_TRUE(__asan_address_is_poisoned(at(a) + 100000));
-  region.give_back(a.data);
-  EXPECT_TRUE(__asan_address_is_poisoned(at(a)));
+  BlockRegion::Block fresh = region.take(100000);  // new growth
+  EXPECT_FALSE(__asan_address_is_poisoned(at(fresh) + 99999));
+  EXPECT_TRUE(__asan_address_is_poisoned(at(fresh) + 100000));
+  region.take(4096);
+  region.give_back(fresh.data);
+  EXPECT_TRUE(__asan_address_is_poisoned(at(fresh)));
+  BlockRegion::Block reused = region.take(50000);  // from the freed span
+  EXPECT_EQ(reused.data, fresh.data);
+  EXPECT_FALSE(__asan_address_is_poisoned(at(reused) + 49999));
+  EXPECT_TRUE(__asan_address_is_poisoned(at(reused) + 50000));
 }
 #endif
 
 // A request the region cannot place (its reservation used up, or refused by the system) gets a block of its
 // own, as small ones do, instead of failing.
 TEST(Allocator, WhatTheRegionCannotPlaceComesFromTheSystem) {
-  xl::runtime::CachingAllocator alloc(xl::device(), 4 * kMiB);
+  xl::runtime::CachingAllocator alloc(xl::device(), size_t{4} * kMiB);
   auto in_region = alloc.allocate(3 * kMiB);
   auto outside = alloc.allocate(3 * kMiB);
   ASSERT_NE(outside->data(), nullptr);

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <bit>
-#include <memory>
 #include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "core/environment.h"
@@ -28,14 +30,20 @@ int64_t default_limit() {
   long page_size = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : (int64_t{1} << 34);
 }
+
+// Twice the limit of address space, so that the limit is normally reached before the region's fragmentation
+// could use up its range (at most 16 TiB). None where overcommit is strict: there a reservation is charged as
+// memory in use, and every device would hold twice the limit.
+size_t default_region_bytes(int64_t limit) {
+  std::ifstream policy("/proc/sys/vm/overcommit_memory");
+  if (int mode = 0; policy >> mode && mode == 2) return 0;
+  constexpr size_t kMostAddressSpace = size_t{1} << 44;
+  return static_cast<size_t>(limit) >= kMostAddressSpace / 2 ? kMostAddressSpace : 2 * static_cast<size_t>(limit);
+}
 }  // namespace
 
-// The region reserves twice the limit of address space, so that the limit is normally reached before its
-// fragmentation could use up the range.
-CachingAllocator::CachingAllocator(Device device, size_t region_bytes)
-    : device_(device),
-      limit_(default_limit()),
-      region_(region_bytes ? region_bytes : 2 * static_cast<size_t>(limit_)) {}
+CachingAllocator::CachingAllocator(Device device, std::optional<size_t> region_bytes)
+    : device_(device), limit_(default_limit()), region_(region_bytes.value_or(default_region_bytes(limit_))) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard lock(mutex_);
@@ -76,8 +84,11 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
                   " bytes, more than the limit of " + std::to_string(limit_));
     BlockRegion::Block block;
     if (bytes >= kRegionFrom) {
-      if (bytes_used_ + cached_locked() + static_cast<int64_t>(bytes) > limit_) free_cached_locked();
-      throw_if_over_limit(bytes);
+      const size_t size = (bytes + BlockRegion::kGrain - 1) / BlockRegion::kGrain * BlockRegion::kGrain;
+      // Only a request that needs pages the region does not hold can take the process past the limit.
+      if (!region_.fits_cached(bytes) && bytes_used_ + cached_locked() + static_cast<int64_t>(size) > limit_)
+        free_cached_locked();
+      throw_if_over_limit(size);
       block = region_.take(bytes);
     }
     if (block.data) {

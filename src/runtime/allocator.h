@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/buffer.h"
@@ -15,8 +16,8 @@ namespace xlite::runtime {
 
 class CachingAllocator final : public BufferReleaser {
  public:
-  // region_bytes: the address space to reserve for large blocks; 0 for twice the memory limit.
-  explicit CachingAllocator(Device device, size_t region_bytes = 0);
+  // region_bytes: the address space to reserve for large blocks (by default twice the memory limit).
+  explicit CachingAllocator(Device device, std::optional<size_t> region_bytes = std::nullopt);
   ~CachingAllocator() override;
 
   // Throws xlite::Error when the request would pass the limit even after the cache is emptied.

@@ -2,8 +2,16 @@
 
 #include <sys/mman.h>
 
+#include <initializer_list>
 #include <iterator>
 
+#include "core/check.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1
+#endif
+#endif
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 // Free spans and the tail of a block past its request are poisoned, so that AddressSanitizer still reports a
@@ -32,7 +40,7 @@ BlockRegion::~BlockRegion() {
 }
 
 bool BlockRegion::reserve() {
-  if (base_ || reserve_failed_) return base_ != nullptr;
+  if (base_ || reserve_failed_ || reserve_ == 0) return base_ != nullptr;
   // Address space only: the kernel commits a page when it is first touched. A 2 MiB start lets huge pages
   // (asked for over the whole range: the step's buffers are streamed through) back it from its first byte.
   // Where overcommit is strict the system may refuse a range this large: a smaller one still serves.
@@ -62,8 +70,8 @@ bool BlockRegion::owns(const void* data) const {
   return base_ && p >= base_ && p < base_ + top_;
 }
 
-void BlockRegion::add_free(size_t offset, size_t size, bool resident) {
-  Span span{size, true, resident, ++frees_};
+void BlockRegion::add_free(size_t offset, size_t size, bool resident, uint64_t freed_at) {
+  Span span{size, true, resident, freed_at};
   spans_[offset] = span;
   free_.insert(free_key(offset, span));
   if (resident) cached_bytes_ += size;
@@ -81,19 +89,59 @@ BlockRegion::Span BlockRegion::remove_free(size_t offset) {
 
 void BlockRegion::drop_pages(size_t offset, size_t size) {
   XLITE_UNPOISON(base_ + offset, size);  // the kernel zeroes the range; ASan must not see that as a write
+  // With huge pages the kernel may give a partly dropped one back only later (when it splits it): the
+  // cached count is what the region holds, not always what is resident.
   madvise(base_ + offset, size, MADV_DONTNEED);
   XLITE_POISON(base_ + offset, size);
 }
 
+size_t BlockRegion::best_fit(size_t size) const {
+  for (bool cold : {false, true}) {
+    auto fit = free_.lower_bound(FreeKey{cold, size, 0, 0});
+    if (fit != free_.end() && std::get<0>(*fit) == cold) return std::get<3>(*fit);
+  }
+  return kNoFit;
+}
+
+bool BlockRegion::fits_cached(size_t bytes) const {
+  auto fit = free_.lower_bound(FreeKey{false, round_up(bytes, kGrain), 0, 0});
+  return fit != free_.end() && !std::get<0>(*fit);
+}
+
+// Neighbouring free spans exist only where one holds its pages and the other does not: they become one span
+// that does not (the held pages are given back), for a request that neither fits.
+void BlockRegion::merge_free_runs() {
+  for (auto it = spans_.begin(); it != spans_.end();) {
+    auto next = std::next(it);
+    if (!it->second.free || next == spans_.end() || !next->second.free) {
+      it = next;
+      continue;
+    }
+    const size_t start = it->first;
+    size_t size = 0;
+    while (it != spans_.end() && it->second.free) {
+      const size_t at = it->first;
+      ++it;
+      Span span = remove_free(at);
+      if (span.resident) drop_pages(at, span.size);
+      size += span.size;
+    }
+    add_free(start, size, false, 0);
+    it = spans_.upper_bound(start);
+  }
+}
+
 BlockRegion::Block BlockRegion::take(size_t bytes) {
-  if (bytes > reserve_ || !reserve()) return {};
+  if (bytes == 0 || bytes > reserve_ || !reserve()) return {};
   const size_t size = round_up(bytes, kGrain);
-  size_t offset;
-  auto fit = free_.lower_bound(FreeKey{size, 0, 0});
-  if (fit != free_.end()) {
-    offset = std::get<2>(*fit);
+  size_t offset = best_fit(size);
+  if (offset == kNoFit) {
+    merge_free_runs();
+    offset = best_fit(size);
+  }
+  if (offset != kNoFit) {
     Span span = remove_free(offset);
-    if (span.size > size) add_free(offset + size, span.size - size, span.resident);
+    if (span.size > size) add_free(offset + size, span.size - size, span.resident, span.freed_at);
   } else {
     // Nothing fits: the range grows, from the free span at its top if there is one.
     offset = top_;
@@ -106,6 +154,7 @@ BlockRegion::Block BlockRegion::take(size_t bytes) {
     top_ = offset + size;
   }
   spans_[offset] = Span{size, false, true, 0};
+  XLITE_POISON(base_ + offset, size);  // the tail past the request, also where the block is new
   XLITE_UNPOISON(base_ + offset, bytes);
   return {base_ + offset, size};
 }
@@ -113,26 +162,21 @@ BlockRegion::Block BlockRegion::take(size_t bytes) {
 size_t BlockRegion::give_back(void* data) {
   const size_t offset = static_cast<size_t>(static_cast<char*>(data) - base_);
   auto it = spans_.find(offset);
+  XLITE_CHECK(it != spans_.end() && !it->second.free, "BlockRegion::give_back: not a block in use");
   const size_t returned = it->second.size;
   size_t start = offset, end = offset + returned;
-  bool resident = true;
-  if (auto next = std::next(it); next != spans_.end() && next->second.free) {
-    Span n = remove_free(next->first);
-    end += n.size;
-    resident = resident && n.resident;
-  }
+  // The block's pages are held: it merges with free neighbours that hold theirs.
+  if (auto next = std::next(it); next != spans_.end() && next->second.free && next->second.resident)
+    end += remove_free(next->first).size;
   it = spans_.find(offset);
   if (it != spans_.begin()) {
-    if (auto prev = std::prev(it); prev->second.free) {
+    if (auto prev = std::prev(it); prev->second.free && prev->second.resident) {
       start = prev->first;
-      Span p = remove_free(start);
-      resident = resident && p.resident;
+      remove_free(start);
     }
   }
   spans_.erase(offset);
-  // A span's pages are all held or all given back: merged with pages given back, the rest go too.
-  if (!resident) drop_pages(start, end - start);
-  add_free(start, end - start, resident);
+  add_free(start, end - start, true, ++frees_);
   return returned;
 }
 
@@ -145,6 +189,7 @@ void BlockRegion::release_cached() {
     span.resident = false;
     free_.insert(free_key(offset, span));
   }
+  merge_free_runs();
 }
 
 }  // namespace xlite::runtime

@@ -7,8 +7,10 @@
 // size class each, as before, chargpt at batch 64 held 230 MiB for 206 MiB of live values.
 //
 // Pages are committed by the kernel on first touch and kept when a block is freed (first-touch faults are
-// what the cache avoids); release_cached() gives free blocks' pages back. Not thread-safe: the caching
-// allocator calls it under its lock.
+// what the cache avoids); release_cached() gives free spans' pages back. A span's pages are held or not as a
+// whole: a freed block merges only with neighbours that hold theirs, and a request that no span fits first
+// merges the free runs that differ (giving back their pages). Not thread-safe: the caching allocator calls it
+// under its lock.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -23,7 +25,7 @@ class BlockRegion {
   static constexpr size_t kGrain = 4096;
 
   // Reserves `reserve` bytes of address space on the first take, none before (less where the system refuses
-  // that much; take() returns no block when the reservation cannot hold a request).
+  // that much; none for 0). take() returns no block when the reservation cannot hold a request.
   explicit BlockRegion(size_t reserve);
   ~BlockRegion();
   BlockRegion(const BlockRegion&) = delete;
@@ -33,7 +35,10 @@ class BlockRegion {
     void* data = nullptr;  // nullptr: the reservation cannot hold the request
     size_t size = 0;       // a multiple of kGrain, at least the request
   };
+  // Spans whose pages are held are taken before those that would fault theirs in again.
   Block take(size_t bytes);
+  // Whether take(bytes) would be served from pages the region holds.
+  bool fits_cached(size_t bytes) const;
   // Returns the block's size.
   size_t give_back(void* data);
   bool owns(const void* data) const;
@@ -51,13 +56,18 @@ class BlockRegion {
     bool resident;  // false once its pages were given back, until it is taken again
     uint64_t freed_at;
   };
-  // Free spans by size, then the most recently freed first, then offset.
-  using FreeKey = std::tuple<size_t, uint64_t, size_t>;
-  static FreeKey free_key(size_t offset, const Span& span) { return {span.size, ~span.freed_at, offset}; }
+  // Free spans: those holding their pages first, then by size, the most recently freed first, then offset.
+  using FreeKey = std::tuple<bool, size_t, uint64_t, size_t>;
+  static FreeKey free_key(size_t offset, const Span& span) {
+    return {!span.resident, span.size, ~span.freed_at, offset};
+  }
+  static constexpr size_t kNoFit = ~size_t{0};
 
   bool reserve();
-  void add_free(size_t offset, size_t size, bool resident);
+  size_t best_fit(size_t size) const;
+  void add_free(size_t offset, size_t size, bool resident, uint64_t freed_at);
   Span remove_free(size_t offset);
+  void merge_free_runs();
   void drop_pages(size_t offset, size_t size);
 
   size_t reserve_;
