@@ -2,12 +2,17 @@
 //
 //   xlite-fuzz-graphs [--seed S] [--count N] [--backend B] [--against A] [--minutes M]
 //                     [--rtol R] [--atol T] [--out-of-range P] [--print] [--shape-rules]
+//                     [--math-modes exact|fast|mixed] [--fast-tol F]
 //
 // Graph i uses seed S + i for both the graph and its arguments. Every backend B (default: every backend
 // but the one it is compared against) is compared with A (default "reference"). Runs N graphs (default
 // 1000, or no limit when --minutes is given) or until M minutes have passed, printing progress. On the
 // first mismatch it prints the message with the text IR of the graph and a command that reproduces it,
 // and exits 1. --print prints the text IR of every graph (with --count 1: to look at one seed).
+// --math-modes compiles the graphs with exact math, with fast math (include/xlite/math_mode.h), or with fast
+// math for odd seeds and exact for even ones, switching the mode within the process as a user may (default:
+// the process's mode, from XLITE_FAST_MATH). A graph compiled with fast math is compared at the tolerance F
+// for both rtol and atol (default 2e-3: the 4e-4 per op through chains of ops), or R and T where larger.
 // --shape-rules fuzzes the shape rules instead (compiler/random_shape_rules.h): case i uses seed S + i,
 // N cases (default 1000000) or M minutes; the first rule that wraps or throws anything but xlite::Error is
 // printed, and the tool exits 1.
@@ -19,11 +24,14 @@
 #include <string>
 #include <vector>
 
+#include <algorithm>
+
 #include "compiler/cache.h"
 #include "testing/random_graph.h"
 #include "testing/random_shape_rules.h"
 #include "ir/graph.h"
 #include "xlite/error.h"
+#include "xlite/math_mode.h"
 
 namespace {
 
@@ -66,6 +74,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> backends;
   std::string against = "reference";
   bool print = false, shape_rules = false;
+  std::string math_modes;
+  double fast_tol = 2e-3;
   xt::RandomGraphOptions options;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -94,6 +104,10 @@ int main(int argc, char** argv) {
         print = true;
       else if (arg == "--shape-rules")
         shape_rules = true;
+      else if (arg == "--math-modes")
+        math_modes = value();
+      else if (arg == "--fast-tol")
+        fast_tol = std::stod(value());
       else if (arg == "--help" || arg == "-h")
         return usage(nullptr), 0;
       else
@@ -102,6 +116,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage(e.what());
   }
+  if (!math_modes.empty() && math_modes != "exact" && math_modes != "fast" && math_modes != "mixed")
+    return usage(("--math-modes takes exact, fast or mixed, not " + math_modes).c_str());
   if (count < 0) count = minutes > 0 ? std::numeric_limits<int64_t>::max() : shape_rules ? 1000000 : 1000;
   if (shape_rules) return fuzz_shape_rules(seed, count, minutes);
   if (backends.empty())
@@ -134,6 +150,10 @@ int main(int argc, char** argv) {
       std::cout << "[fuzz] FAILED: the generator made a bad graph for seed " << s << ": " << e.what() << std::endl;
       return 1;
     }
+    if (!math_modes.empty()) xlite::set_fast_math(math_modes == "fast" || (math_modes == "mixed" && s % 2 == 1));
+    const bool fast = xlite::is_fast_math();
+    const double graph_rtol = fast ? std::max(rtol, fast_tol) : rtol,
+                 graph_atol = fast ? std::max(atol, fast_tol) : atol;
     if (print) std::cout << "# seed " << s << "\n" << xlite::ir::to_text(graph) << std::flush;
     xt::BackendRun base = xt::run_backend(graph, args, against);
     if (base.threw) ++threw;
@@ -145,11 +165,12 @@ int main(int argc, char** argv) {
     }
     for (const std::string& backend : backends) {
       xt::BackendRun run = xt::run_backend(graph, args, backend);
-      xt::Comparison c = xt::compare_runs(graph, run, base, rtol, atol);
+      xt::Comparison c = xt::compare_runs(graph, run, base, graph_rtol, graph_atol);
       if (!c.ok) {
         std::cout << "[fuzz] FAILED on seed " << s << " after " << done << " graphs (" << elapsed_s() << " s)\n"
                   << c.message << "reproduce: xlite-fuzz-graphs --seed " << s << " --count 1 --backend " << backend
-                  << " --against " << against << " --rtol " << rtol << " --atol " << atol;
+                  << " --against " << against << " --rtol " << rtol << " --atol " << atol << " --math-modes "
+                  << (fast ? "fast" : "exact") << " --fast-tol " << fast_tol;
         if (options.out_of_range_index_probability > 0)
           std::cout << " --out-of-range " << options.out_of_range_index_probability;
         std::cout << std::endl;
