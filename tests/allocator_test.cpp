@@ -7,17 +7,9 @@
 #include <vector>
 #include <xlite/xlite.h>
 
+#include "core/address_sanitizer.h"
 #include "runtime/allocator.h"
 #include "runtime/block_region.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
-#define __SANITIZE_ADDRESS__ 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#endif
 
 namespace xl = xlite;
 using xl::runtime::BlockRegion;
@@ -236,7 +228,7 @@ TEST(BlockRegion, RefusesAnEmptyRequestAndAZeroReservation) {
   EXPECT_FALSE(none.owns(nullptr));
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if XLITE_ADDRESS_SANITIZER
 // Inside its own mapping AddressSanitizer sees no allocations: the region poisons free spans and the tail of a
 // block past its request, so a read after release or past the end is still reported.
 TEST(BlockRegion, PoisonsFreeSpansAndTailsForAddressSanitizer) {

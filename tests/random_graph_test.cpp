@@ -18,21 +18,11 @@
 #include "compiler/cache.h"
 #include "compiler/fusion.h"
 #include "compiler/optimize.h"
+#include "core/address_sanitizer.h"
 #include "core/half.h"
 #include "ir/graph.h"
 #include "runtime/allocator.h"
 #include "xlite/error.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define XLITE_RANDOM_GRAPH_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define XLITE_RANDOM_GRAPH_SANITIZED 1
-#endif
-#endif
-#ifndef XLITE_RANDOM_GRAPH_SANITIZED
-#define XLITE_RANDOM_GRAPH_SANITIZED 0
-#endif
 
 namespace {
 namespace xl = xlite;
@@ -54,7 +44,7 @@ struct Budget {
 Budget differential_budget() {
   if (const char* env = std::getenv("XLITE_RANDOM_GRAPHS"); env && *env) return {std::atoll(env), 0};
   // A fixed count, so that every run checks the same graphs whatever the machine's speed.
-  return XLITE_RANDOM_GRAPH_SANITIZED ? Budget{400, 0} : Budget{2000, 0};
+  return XLITE_ADDRESS_SANITIZER ? Budget{400, 0} : Budget{2000, 0};
 }
 
 bool is_special(double v) { return !std::isfinite(v); }
@@ -250,7 +240,7 @@ TEST(RandomGraph, OutOfRangeIndicesThrowInEveryBackend) {
   o.out_of_range_index_probability = 1.0;
   o.max_instructions = 25;
   int64_t reference_threw = 0;
-  const int64_t count = XLITE_RANDOM_GRAPH_SANITIZED ? 40 : 100;
+  const int64_t count = XLITE_ADDRESS_SANITIZER ? 40 : 100;
   for (uint64_t seed = 0; seed < static_cast<uint64_t>(count); ++seed) {
     xl::ir::Graph graph = xt::random_graph(seed, o);
     auto args = xt::random_arguments(graph, seed);

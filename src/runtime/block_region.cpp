@@ -5,23 +5,8 @@
 #include <initializer_list>
 #include <iterator>
 
+#include "core/address_sanitizer.h"
 #include "core/check.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
-#define __SANITIZE_ADDRESS__ 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-// Free spans and the tail of a block past its request are poisoned, so that AddressSanitizer still reports a
-// read past a buffer's end or after its release, which it cannot see inside one mapping of its own.
-#define XLITE_POISON(addr, size) ASAN_POISON_MEMORY_REGION(addr, size)
-#define XLITE_UNPOISON(addr, size) ASAN_UNPOISON_MEMORY_REGION(addr, size)
-#else
-#define XLITE_POISON(addr, size) ((void)(addr), (void)(size))
-#define XLITE_UNPOISON(addr, size) ((void)(addr), (void)(size))
-#endif
 
 namespace xlite::runtime {
 namespace {
@@ -70,6 +55,8 @@ bool BlockRegion::owns(const void* data) const {
   return base_ && p >= base_ && p < base_ + top_;
 }
 
+// Free spans and the tail of a block past its request are poisoned, so that AddressSanitizer still reports a
+// read past a buffer's end or after its release inside the mapping.
 void BlockRegion::add_free(size_t offset, size_t size, bool resident, uint64_t freed_at) {
   Span span{size, true, resident, freed_at};
   spans_[offset] = span;
