@@ -84,11 +84,8 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
                   " bytes, more than the limit of " + std::to_string(limit_));
     BlockRegion::Block block;
     if (bytes >= kRegionFrom) {
-      const size_t size = (bytes + BlockRegion::kGrain - 1) / BlockRegion::kGrain * BlockRegion::kGrain;
       // Only a request that needs pages the region does not hold can take the process past the limit.
-      if (!region_.fits_cached(bytes) && bytes_used_ + cached_locked() + static_cast<int64_t>(size) > limit_)
-        free_cached_locked();
-      throw_if_over_limit(size);
+      make_room_locked(BlockRegion::block_size(bytes), !region_.fits_cached(bytes));
       block = region_.take(bytes);
     }
     if (block.data) {
@@ -105,8 +102,7 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
         it->second.pop_back();
         small_cached_ -= static_cast<int64_t>(capacity);
       } else {
-        if (bytes_used_ + cached_locked() + static_cast<int64_t>(capacity) > limit_) free_cached_locked();
-        throw_if_over_limit(capacity);
+        make_room_locked(capacity, true);
         data = std::aligned_alloc(kAlignment, capacity);
         if (!data) {
           free_cached_locked();
@@ -123,7 +119,8 @@ BufferPtr CachingAllocator::allocate(size_t bytes) {
   return std::make_shared<Buffer>(data, bytes, capacity, device_, this);
 }
 
-void CachingAllocator::throw_if_over_limit(size_t capacity) const {
+void CachingAllocator::make_room_locked(size_t capacity, bool needs_new_memory) {
+  if (needs_new_memory && bytes_used_ + cached_locked() + static_cast<int64_t>(capacity) > limit_) free_cached_locked();
   if (bytes_used_ + static_cast<int64_t>(capacity) > limit_)
     throw Error("[allocate] out of memory on " + device_.str() + ": requested " + std::to_string(capacity) +
                 " bytes with " + std::to_string(bytes_used_) + " in use and a limit of " + std::to_string(limit_));

@@ -33,7 +33,9 @@ class CachingAllocator final : public BufferReleaser {
   static size_t size_class(size_t bytes);
   void free_cached_locked();
   int64_t cached_locked() const;
-  void throw_if_over_limit(size_t capacity) const;
+  // Throws when `capacity` more would pass the limit; first gives the cache back where the request needs new
+  // memory and the cache and it together would pass the limit.
+  void make_room_locked(size_t capacity, bool needs_new_memory);
   // The cached blocks to take a request of this size class from; cached_.end() for none.
   std::map<size_t, std::vector<void*>>::iterator reusable(size_t capacity);
 

@@ -25,7 +25,7 @@ BlockRegion::~BlockRegion() {
 }
 
 bool BlockRegion::reserve() {
-  if (base_ || reserve_failed_ || reserve_ == 0) return base_ != nullptr;
+  if (base_ || reserve_ == 0) return base_ != nullptr;
   // Address space only: the kernel commits a page when it is first touched. A 2 MiB start lets huge pages
   // (asked for over the whole range: the step's buffers are streamed through) back it from its first byte.
   // Where overcommit is strict the system may refuse a range this large: a smaller one still serves.
@@ -38,7 +38,7 @@ bool BlockRegion::reserve() {
     reserve_ = round_up(reserve_ / 2, kHugePage);
   }
   if (mapped == MAP_FAILED) {
-    reserve_failed_ = true;
+    reserve_ = 0;
     return false;
   }
   char* start = static_cast<char*>(mapped);
@@ -91,7 +91,7 @@ size_t BlockRegion::best_fit(size_t size) const {
 }
 
 bool BlockRegion::fits_cached(size_t bytes) const {
-  auto fit = free_.lower_bound(FreeKey{false, round_up(bytes, kGrain), 0, 0});
+  auto fit = free_.lower_bound(FreeKey{false, block_size(bytes), 0, 0});
   return fit != free_.end() && !std::get<0>(*fit);
 }
 
@@ -120,7 +120,7 @@ void BlockRegion::merge_free_runs() {
 
 BlockRegion::Block BlockRegion::take(size_t bytes) {
   if (bytes == 0 || bytes > reserve_ || !reserve()) return {};
-  const size_t size = round_up(bytes, kGrain);
+  const size_t size = block_size(bytes);
   size_t offset = best_fit(size);
   if (offset == kNoFit) {
     merge_free_runs();
@@ -154,8 +154,7 @@ size_t BlockRegion::give_back(void* data) {
   size_t start = offset, end = offset + returned;
   // The block's pages are held: it merges with free neighbours that hold theirs.
   if (auto next = std::next(it); next != spans_.end() && next->second.free && next->second.resident)
-    end += remove_free(next->first).size;
-  it = spans_.find(offset);
+    end += remove_free(next->first).size;  // erases another entry: `it` stays valid
   if (it != spans_.begin()) {
     if (auto prev = std::prev(it); prev->second.free && prev->second.resident) {
       start = prev->first;

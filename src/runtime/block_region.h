@@ -23,6 +23,8 @@ class BlockRegion {
  public:
   // Blocks start on and are sized in multiples of this.
   static constexpr size_t kGrain = 4096;
+  // The size of the block take(bytes) hands out.
+  static size_t block_size(size_t bytes) { return (bytes + kGrain - 1) / kGrain * kGrain; }
 
   // Reserves `reserve` bytes of address space on the first take, none before (less where the system refuses
   // that much; none for 0). take() returns no block when the reservation cannot hold a request.
@@ -70,9 +72,8 @@ class BlockRegion {
   void merge_free_runs();
   void drop_pages(size_t offset, size_t size);
 
-  size_t reserve_;
+  size_t reserve_;  // 0 once the system refused every reservation tried
   char* base_ = nullptr;
-  bool reserve_failed_ = false;
   size_t top_ = 0;
   size_t cached_bytes_ = 0;
   uint64_t frees_ = 0;
