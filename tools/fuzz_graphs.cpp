@@ -16,6 +16,7 @@
 // --shape-rules fuzzes the shape rules instead (compiler/random_shape_rules.h): case i uses seed S + i,
 // N cases (default 1000000) or M minutes; the first rule that wraps or throws anything but xlite::Error is
 // printed, and the tool exits 1.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -23,8 +24,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <algorithm>
 
 #include "compiler/cache.h"
 #include "testing/random_graph.h"
