@@ -35,7 +35,8 @@ class Primitive {
 // every layout. Neither wins everywhere: sgemm is slow with b transposed or a short K, yet faster at
 // 512x768x3072; the primitive ran a [1024,256]x[256,784] weight gradient 1.5x faster inside a training
 // step. Where both apply to a large product, its first runs time both (Choice) and the faster one
-// runs from then on, for every program with a product of that signature.
+// runs from then on, for every program with a product of that signature. sgemm mallocs its packing
+// buffers in each call; its trials give their pages back, so a losing sgemm leaves no memory behind.
 class Matmul : public Primitive {
  public:
   Matmul(const Shape& a, const std::vector<int64_t>& a_strides, const Shape& b, const std::vector<int64_t>& b_strides,
