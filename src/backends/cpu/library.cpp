@@ -151,7 +151,10 @@ constexpr int64_t kTimedChoiceWork = int64_t{1} << 24;
 // oneDNN's sgemm mallocs its packing buffers in every call and frees them at its end, and glibc keeps the
 // freed memory resident: 8 to 14 MiB of heap in the MLP's step at batch 1024, whose products all went to
 // the primitive once timed. A trial gives those pages back, so a path that loses leaves nothing behind; a
-// path kept for good keeps its buffers' pages as it reuses them.
+// path kept for good keeps its buffers' pages as it reuses them. The next sgemm trial pays their page
+// faults again (0.05 to 0.5 ms on chargpt's 0.5 to 3 ms products), so a call that close goes to the
+// primitive, whose memory is the runtime's. An untimed run before each trial would fault them in, but
+// it also leaves the operands in cache, and sgemm then looked faster than it runs inside a step.
 void give_back_free_heap_pages() {
 #ifdef __GLIBC__
   malloc_trim(0);
