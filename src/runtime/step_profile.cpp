@@ -59,9 +59,14 @@ class Table final : public RuntimeState {
                  total * 1e-6, "ms", "%", "calls", "first ms", "best ms", "step");
     for (const auto& [ns, label] : rows) {
       const StepProfile::Entry& e = *entries_[*label];
-      std::fprintf(stderr, "%10.3f %6.1f%% %9lld %10.3f %10.3f  %s\n", ns * 1e-6, total ? 100.0 * ns / total : 0.0,
-                   static_cast<long long>(e.calls.load()), e.first_ns.load() * 1e-6, e.best_ns.load() * 1e-6,
-                   label->c_str());
+      const int64_t calls = e.calls.load();
+      std::fprintf(stderr, "%10.3f %6.1f%% %9lld ", ns * 1e-6, total ? 100.0 * ns / total : 0.0,
+                   static_cast<long long>(calls));
+      // A program compiled and never run (debug::memory_stats compiles without running) has no calls.
+      if (calls > 0)
+        std::fprintf(stderr, "%10.3f %10.3f  %s\n", e.first_ns.load() * 1e-6, e.best_ns.load() * 1e-6, label->c_str());
+      else
+        std::fprintf(stderr, "%10s %10s  %s\n", "-", "-", label->c_str());
     }
   }
 
