@@ -15,14 +15,15 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Every length up to 40 covers whole vectors and each ragged tail; the values sweep exp's whole range.
-TEST(VectorMath, ExpShiftedSumMatchesStdExpWithinAboutAnUlpOverTheRange) {
+// The bound is that of the compiled loops' exp over every f32 (1.7e-7, core/exp_polynomial.h).
+TEST(VectorMath, ExpShiftedSumMatchesStdExpWithinTwoUlpOverTheRange) {
   for (int64_t n = 0; n <= 40; ++n) {
     std::vector<float> x(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) x[i] = -100.0f + 190.0f * static_cast<float>(i) / 41.0f;
     std::vector<float> want = x;
     const double want_sum = k::exp_shifted_sum_generic(want.data(), n, 1.5f);
     const double got_sum = k::exp_shifted_sum(x.data(), n, 1.5f);
-    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(x[i], want[i], 1.5e-7 * want[i]) << "n " << n << " at " << i;
+    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(x[i], want[i], 2e-7 * want[i]) << "n " << n << " at " << i;
     EXPECT_NEAR(got_sum, want_sum, 1e-6 * want_sum) << "n " << n;
   }
   std::vector<float> dense(4096);
@@ -30,7 +31,7 @@ TEST(VectorMath, ExpShiftedSumMatchesStdExpWithinAboutAnUlpOverTheRange) {
   std::vector<float> want = dense;
   k::exp_shifted_sum_generic(want.data(), 4096, 0.0f);
   k::exp_shifted_sum(dense.data(), 4096, 0.0f);
-  for (size_t i = 0; i < dense.size(); ++i) ASSERT_NEAR(dense[i], want[i], 1.5e-7 * want[i]) << "at " << i;
+  for (size_t i = 0; i < dense.size(); ++i) ASSERT_NEAR(dense[i], want[i], 2e-7 * want[i]) << "at " << i;
 }
 
 TEST(VectorMath, MaskedScoresGiveZeroAndSpecialValuesKeepTheirMeaning) {
@@ -42,7 +43,7 @@ TEST(VectorMath, MaskedScoresGiveZeroAndSpecialValuesKeepTheirMeaning) {
   EXPECT_EQ(x[3], kInf) << "overflow";
   EXPECT_EQ(x[4], 0.0f) << "underflow";
   EXPECT_TRUE(std::isnan(x[5]));
-  EXPECT_NEAR(x[6], std::exp(88.0f), 1.5e-7 * std::exp(88.0f));
+  EXPECT_NEAR(x[6], std::exp(88.0f), 2e-7 * std::exp(88.0f));
   EXPECT_EQ(x[17], 0.0f);
 }
 

@@ -2,10 +2,10 @@
 error, in f64 (Lawson reweighting of least squares; for the rational forms, Sanathanan-Koerner linearisation).
 
 usage: python3 tools/fit_math.py tanh|erf L NP NQ   x P(x^2) / Q(x^2) on [0, L], Q(0) = 1, NP and NQ terms
-       python3 tools/fit_math.py exp N              exp(r) = 1 + r + r^2 P(r) on [-ln 2 / 2, ln 2 / 2], N terms
+       python3 tools/fit_math.py exp N              exp(r) = 1 + r Q(r) on [-ln 2 / 2, ln 2 / 2], N terms
        python3 tools/fit_math.py log N              log(1 + f) = f - f^2 / 2 + f^3 P(f), 1 + f in [sqrt(1/2), sqrt(2))
 
-Precise math: tanh 7.9 6 4, erf 3.92 6 6; fast math: tanh 6.0 4 3, erf 3.5 4 4, exp 3, log 4 (needs numpy;
+Precise math: tanh 7.9 6 4, erf 3.92 6 6, exp 5; fast math: tanh 6.0 4 3, erf 3.5 4 4, exp 4, log 4 (needs numpy;
 erf needs scipy). Prints the model's largest relative error and the coefficients, highest power first, as
 the code takes them. Check the f32 result with build/xlite-check-math OP (every f32 without --stride).
 """
@@ -74,9 +74,9 @@ if what in ("tanh", "erf"):
 elif what == "exp":
     n = int(sys.argv[2])
     r = np.linspace(-np.log(2) / 2, np.log(2) / 2, 20001)
-    worst, c = lawson(np.stack([r ** (2 + i) for i in range(n)], 1), np.exp(r) - 1 - r, 1 / np.exp(r))
-    print(f"exp, P of {n} terms: largest relative error {worst:.3e}")
-    show("P", c)
+    worst, c = lawson(np.stack([r ** (1 + i) for i in range(n)], 1), np.exp(r) - 1, 1 / np.exp(r))
+    print(f"exp, Q of {n} terms: largest relative error {worst:.3e}")
+    show("Q", c)
 elif what == "log":
     n = int(sys.argv[2])
     f = np.linspace(np.sqrt(0.5) - 1, np.sqrt(2) - 1, 40001)

@@ -1,7 +1,9 @@
-// exp(r) = 2^n exp(f) with n = round(r / ln 2) and |f| <= ln 2 / 2, where exp(f) = 1 + f + f^2 P(f) with
-// Cephes' degree-5 minimax P is within about 1 ulp. ln 2 is split in two so that n ln 2 is subtracted exactly.
+// exp(r) = 2^n exp(f) with n = round(r / ln 2) and |f| <= ln 2 / 2, where exp(f) = 1 + f Q(f) is the
+// polynomial of the compiled loops (core/exp_polynomial.h), within 1.7e-7. ln 2 is split in two so that n ln 2
+// is subtracted exactly.
 #include "kernels/vector_math.h"
 
+#include "core/exp_polynomial.h"
 #include "core/half.h"
 
 // GCC 12's AVX-512 intrinsics start from a self-initialised "undefined" vector, which its uninitialised-use
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace xlite::kernels {
@@ -29,8 +32,6 @@ constexpr float kLn2Low = -2.12194440e-4f;
 // Below kExpLowest exp underflows to 0 in f32. Clamping maps -inf to 0 and +inf to inf, not NaN.
 constexpr float kExpLowest = -104.0f;
 constexpr float kExpHighest = 89.0f;  // above exp overflows to inf, which scalef gives
-constexpr float kMinimax[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                              4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
 
 bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
@@ -46,10 +47,10 @@ __attribute__((target("avx512f"))) __m512 exp_512(__m512 x) {
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT);
   __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2High), x);
   f = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Low), f);
-  __m512 p = _mm512_set1_ps(kMinimax[0]);
-  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kMinimax[i]));
-  p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(f, f), f), _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, n);
+  const auto& c = exp_polynomial::kPrecise;
+  __m512 q = _mm512_set1_ps(static_cast<float>(c[0]));
+  for (size_t i = 1; i < std::size(c); ++i) q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(static_cast<float>(c[i])));
+  return _mm512_scalef_ps(_mm512_fmadd_ps(q, f, _mm512_set1_ps(1.0f)), n);
 }
 
 __attribute__((target("avx512f"))) float scale_and_max_512(float* x, int64_t n, float scale) {

@@ -1,21 +1,23 @@
 #include "backends/cpu/math.h"
 
 #include "backends/cpu/math_ir.h"
+#include "core/exp_polynomial.h"
 
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <span>
 
 namespace xlite::backends::cpu::math {
 
 namespace {
-// exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2, exp(r) = 1 + r + r^2 P(r). x is clamped to
-// [-104, 89] (by compares, so NaN passes through and makes every step after it NaN): there 2^n exp(r)
-// overflows to inf exactly where exp(x) rounds above the largest float, and rounds to zero below the
-// smallest subnormal, with no test of its own. Adding 1.5 * 2^23 rounds x / ln 2 to n, to nearest even,
+// exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2, exp(r) = 1 + r Q(r) (core/exp_polynomial.h). x
+// is clamped to [-104, 89] (by compares, so NaN passes through and makes every step after it NaN): there
+// 2^n exp(r) overflows to inf exactly where exp(x) rounds above the largest float, and rounds to zero below
+// the smallest subnormal, with no test of its own. Adding 1.5 * 2^23 rounds x / ln 2 to n, to nearest even,
 // and leaves n in the low bits of the sum: no rounding or conversion instruction, nothing undefined for NaN.
 // ln 2 in two parts (Cody-Waite) keeps r exact to the last bit; in one, r is off by up to 2.4e-7 at |n| = 128.
-llvm::Value* exp_with(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> p_coefficients,
+llvm::Value* exp_with(llvm::IRBuilder<>& b, llvm::Value* x, std::span<const double> q_coefficients,
                       bool ln2_in_two_parts) {
   llvm::Value* xc = clamp(b, x, -104.0, 89.0);
   constexpr double kShifter = 12582912.0;  // 1.5 * 2^23
@@ -23,8 +25,7 @@ llvm::Value* exp_with(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_lis
   llvm::Value* n = b.CreateFSub(shifted, f32_const(b, kShifter));
   llvm::Value* r = ln2_in_two_parts ? fma(b, n, f32_const(b, 2.12194440e-4), fma(b, n, f32_const(b, -0.693359375), xc))
                                     : fma(b, n, f32_const(b, -0.693147180559945), xc);
-  llvm::Value* p = horner(b, r, p_coefficients);
-  p = b.CreateFAdd(fma(b, p, b.CreateFMul(r, r), r), f32_const(b, 1.0));
+  llvm::Value* p = fma(b, horner(b, r, q_coefficients), r, f32_const(b, 1.0));
   llvm::Value* ni = b.CreateSub(b.CreateBitCast(shifted, b.getInt32Ty()), b.getInt32(0x4b400000));
   return scale_by_pow2(b, p, ni);
 }
@@ -41,11 +42,7 @@ llvm::Value* odd_rational(llvm::IRBuilder<>& b, llvm::Value* x, double limit, st
 }
 }  // namespace
 
-llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  return exp_with(
-      b, x, {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1},
-      true);
-}
+llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) { return exp_with(b, x, exp_polynomial::kPrecise, true); }
 
 // log(x) = e ln 2 + log(m), m in [sqrt(1/2), sqrt(2)), log(1 + f) = f - f^2 / 2 + f^3 P(f) for f = m - 1.
 // Subnormal x are scaled up first.
@@ -101,10 +98,8 @@ namespace fast {
 // Each within 4e-4 of the result, relative (xlite/math_mode.h; tools/check_math.cpp checks every f32): the
 // fits below are within 1.3e-5, and a reciprocal estimate adds up to 6.1e-5 (14 bits) or 3.7e-4 (12 bits).
 
-// exp(r) to 5.3e-6 on [-ln 2 / 2, ln 2 / 2] with a polynomial of degree 4; ln 2 in one part.
-llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  return exp_with(b, x, {4.127758135e-02, 1.675349422e-01, 5.000511535e-01}, false);
-}
+// ln 2 in one part.
+llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) { return exp_with(b, x, exp_polynomial::kFast, false); }
 
 // log(1 + f) = f + f^2 (f P(f) - 1/2) to 1.3e-5, P of degree 3, by one Horner chain. The reduction to
 // m = 1 + f in [sqrt(1/2), sqrt(2)) subtracts sqrt(1/2)'s bits first, so that the exponent's shift and the

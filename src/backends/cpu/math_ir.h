@@ -4,6 +4,7 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <initializer_list>
+#include <span>
 
 namespace xlite::backends::cpu::math {
 
@@ -16,13 +17,16 @@ inline llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, ll
 
 // Horner's rule, coefficients from the highest power down, with fused multiply-adds: half the
 // instructions of separate multiplies and adds, and one rounding per step.
-inline llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
+inline llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::span<const double> coefficients) {
   llvm::Value* y = nullptr;
   for (double c : coefficients) {
     llvm::Value* cv = llvm::ConstantFP::get(x->getType(), c);
     y = y ? fma(b, y, x, cv) : cv;
   }
   return y;
+}
+inline llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
+  return horner(b, x, std::span<const double>(coefficients.begin(), coefficients.size()));
 }
 
 // 2^k for k in [-126, 127], built from the exponent bits.
