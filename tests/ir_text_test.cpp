@@ -23,9 +23,10 @@ TEST(IrText, GoldenTextOfAPendingGraph) {
             "%3 = sub(%0, %2) : f32[2,3]\n"
             "%4 = exp(%3) : f32[2,3]\n"
             "%5 = reduce_sum(%4, dims=[1], keepdim=true) : f32[2,1]\n"
-            "%6 = broadcast(%5, shape=[2,3], dims=[0,1]) : f32[2,3]\n"
-            "%7 = div(%4, %6) : f32[2,3]\n"
-            "return %7\n");
+            "%6 = reciprocal(%5) : f32[2,1]\n"
+            "%7 = broadcast(%6, shape=[2,3], dims=[0,1]) : f32[2,3]\n"
+            "%8 = mul(%4, %7) : f32[2,3]\n"
+            "return %8\n");
 }
 
 TEST(IrText, RoundTripKeepsTheHash) {
