@@ -59,8 +59,8 @@ class ElementGenerator {
       : g_(body), ctx_(context), module_(module), b_(context), math_(math) {}
 
   // ---- what the target provides ------------------------------------------------------------------
-  // Notes that `bad` holds for instruction `instr` (with the failure's value and size) unless an earlier
-  // failure is noted already; the caller goes on with a harmless value.
+  // Notes that `bad` holds for instruction `instr` (with the failure's value and a constant size) unless an
+  // earlier failure is noted already, there or when the loops end; the caller goes on with a harmless value.
   virtual void flag_failure(llvm::Value* bad, ElementFailure failure, llvm::Value* value, llvm::Value* size,
                             int32_t instr) = 0;
   // The value of reduction `instr` when the target computes it per row inside the loop, else nullptr.

@@ -153,19 +153,17 @@ const std::string& Jit::triple() const { return state_->triple; }
 
 int64_t Jit::modules_alive() const { return state_->modules_alive.load(); }
 
-JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                 const std::string& entry, std::string* object) {
+void Jit::optimize(llvm::Module& module) const {
   std::lock_guard lock(state_->mutex);
-  state_->object_out = object;
-  struct Reset {
-    State* state;
-    ~Reset() { state->object_out = nullptr; }
-  } reset{state_.get()};
-  module->setDataLayout(state_->layout);
-  module->setTargetTriple(state_->triple);
+  optimize_locked(module);
+}
+
+void Jit::optimize_locked(llvm::Module& module) const {
+  module.setDataLayout(state_->layout);
+  module.setTargetTriple(state_->triple);
   std::string broken;
   llvm::raw_string_ostream errors(broken);
-  if (llvm::verifyModule(*module, &errors)) XLITE_FAIL("[jit] generated invalid IR: " + errors.str());
+  if (llvm::verifyModule(module, &errors)) XLITE_FAIL("[jit] generated invalid IR: " + errors.str());
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -180,7 +178,18 @@ JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLV
   passes.registerFunctionAnalyses(fam);
   passes.registerLoopAnalyses(lam);
   passes.crossRegisterProxies(lam, fam, cgam, mam);
-  passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
+  passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+}
+
+JitCode Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
+                 const std::string& entry, std::string* object) {
+  std::lock_guard lock(state_->mutex);
+  state_->object_out = object;
+  struct Reset {
+    State* state;
+    ~Reset() { state->object_out = nullptr; }
+  } reset{state_.get()};
+  optimize_locked(*module);
   mark_streaming_stores(*module);
   // XLITE_DUMP_IR=1 prints every kernel as optimised LLVM IR, to see what the vectoriser made of it.
   static const bool dump = env::settings().dump_ir;

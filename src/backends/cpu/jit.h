@@ -28,6 +28,9 @@ class Jit final : public RuntimeState {
   // With `object`, also hands back the module's machine code as a relocatable object file.
   JitCode add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
               const std::string& entry, std::string* object = nullptr);
+  // The O3 pipeline for the host, as add() runs it before streaming stores are marked (tests read what
+  // the vectoriser made of a kernel).
+  void optimize(llvm::Module& module) const;
   // Links an object file that add() handed back (here or in another process) and finds `entry` in it.
   // Nothing when the object does not link, or when a live module already defines `entry`.
   std::optional<JitCode> add_object(std::string_view object, const std::string& entry);
@@ -43,6 +46,7 @@ class Jit final : public RuntimeState {
   struct State;  // public for the resources each module holds, defined in jit.cpp
 
  private:
+  void optimize_locked(llvm::Module& module) const;
   std::unique_ptr<State> state_;
 };
 

@@ -20,9 +20,11 @@ using KernelFn = void (*)(void* const* buffers, int64_t begin, int64_t end, int6
 // What KernelStatus::failed holds: the element generators' failures (backends/codegen/element_failure.h).
 using KernelFailure = codegen::ElementFailure;
 
-// The failure a kernel keeps is the one the reference backend (and eager mode) would raise: of the
-// failing instructions the first in program order, and of its failing elements the first the chunk
-// reaches. A region's instructions are in the graph's order, so `instr` compares across a region.
+// The failure a kernel keeps is that of the first failing instruction in program order, as the reference
+// backend raises it; of that instruction's bad values, the largest the first failing chunk met (the
+// reference names the first in memory order: the two differ only where several elements fail). The loops
+// gather failures without a branch so that they stay vectorised; the status is written when a chunk ends.
+// A region's instructions are in the graph's order, so `instr` compares across a region.
 struct KernelStatus {
   int64_t failed = 0;  // a KernelFailure
   int64_t value = 0;
