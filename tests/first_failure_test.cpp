@@ -1,7 +1,8 @@
 // A graph with several bad values raises, on every backend, the error of its first failing instruction
-// in the graph's order (and of that instruction's first bad element), as the reference backend evaluates
-// it. The cpu backend fuses instructions into loops over elements and runs the steps that may raise
-// early, so it reaches bad values in another order and must still report that one.
+// in the graph's order, as the reference backend evaluates it (which names that instruction's first bad
+// element; the cpu backend's loops name the largest they met, backends/cpu/kernel.h). The cpu backend fuses
+// instructions into loops over elements and runs the steps that may raise early, so it reaches bad values in
+// another order and must still report that instruction.
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -95,17 +96,25 @@ class Emitter final : public codegen::ElementGenerator {
                     int32_t instr) override {
     auto* i64 = b_.getInt64Ty();
     XLITE_CHECK(llvm::isa<llvm::Constant>(size), "a failure's size is a constant of its op");
-    llvm::BasicBlock& entry = body_fn_->getEntryBlock();
-    llvm::IRBuilder<> at_entry(&entry, entry.begin());
-    FailureSite site{failure, size, instr, at_entry.CreateAlloca(b_.getInt1Ty(), nullptr, "failed"),
-                     at_entry.CreateAlloca(i64, nullptr, "failed_value")};
-    at_entry.CreateStore(b_.getFalse(), site.flag);
-    at_entry.CreateStore(i64c(std::numeric_limits<int64_t>::min()), site.value);
+    // One site per instruction, however many loops evaluate it (a row reduction's loop and the output's, the
+    // two versions of a streamed output loop): its value is the largest over all of them.
+    auto found = std::find_if(failure_sites_.begin(), failure_sites_.end(),
+                              [&](const FailureSite& s) { return s.instr == instr && s.failure == failure; });
+    if (found == failure_sites_.end()) {
+      llvm::BasicBlock& entry = body_fn_->getEntryBlock();
+      llvm::IRBuilder<> at_entry(&entry, entry.begin());
+      FailureSite fresh{failure, size, instr, at_entry.CreateAlloca(b_.getInt1Ty(), nullptr, "failed"),
+                        at_entry.CreateAlloca(i64, nullptr, "failed_value")};
+      at_entry.CreateStore(b_.getFalse(), fresh.flag);
+      at_entry.CreateStore(i64c(std::numeric_limits<int64_t>::min()), fresh.value);
+      failure_sites_.push_back(fresh);
+      found = std::prev(failure_sites_.end());
+    }
+    const FailureSite& site = *found;
     b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), site.flag), bad), site.flag);
     llvm::Value* candidate = b_.CreateSelect(bad, value, i64c(std::numeric_limits<int64_t>::min()));
     b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateLoad(i64, site.value), candidate),
                    site.value);
-    failure_sites_.push_back(site);
   }
 
   // Notes each failure found unless the status already holds one of this or an earlier instruction
