@@ -48,6 +48,23 @@ const char* kCrossEntropyGradient =
     "%y = sub(%prob, %onehot) : f32[64,1024]\n"
     "return %y\n";
 
+// The one-hot of a checked gather, read by a row sum and by the output: the loops evaluate the check twice.
+const char* kCheckedTwice =
+    "%p = iota(dtype=i64, shape=[4,8], dim=1) : i64[4,8]\n"
+    "%t = parameter(index=0) : i64[4,1]\n"
+    "%c = gather(%p, %t, dim=1) : i64[4,1]\n"
+    "%cb = broadcast(%c, shape=[4,8], dims=[0,1]) : i64[4,8]\n"
+    "%hit = eq(%p, %cb) : bool[4,8]\n"
+    "%one = constant(value=1.0, dtype=f32) : f32[]\n"
+    "%ones = broadcast(%one, shape=[4,8], dims=[]) : f32[4,8]\n"
+    "%zero = constant(value=0.0, dtype=f32) : f32[]\n"
+    "%zeros = broadcast(%zero, shape=[4,8], dims=[]) : f32[4,8]\n"
+    "%onehot = select(%hit, %ones, %zeros) : f32[4,8]\n"
+    "%s = reduce_sum(%onehot, dims=[1], keepdim=true) : f32[4,1]\n"
+    "%sb = broadcast(%s, shape=[4,8], dims=[0,1]) : f32[4,8]\n"
+    "%y = add(%onehot, %sb) : f32[4,8]\n"
+    "return %y\n";
+
 // Stores to the status word (the kernel's last argument) inside a loop of `kernel`, and vector stores to
 // the buffers.
 struct StoresSeen {
@@ -83,23 +100,6 @@ TEST(FailureChecks, ACheckedIndexLeavesTheLoopsWithoutBranchesToTheStatus) {
   EXPECT_EQ(seen.status_stores_in_loops, 0);
   EXPECT_GT(seen.vector_stores_to_buffers, 0);
 }
-
-// The one-hot of a checked gather, read by a row sum and by the output: the loops evaluate the check twice.
-const char* kCheckedTwice =
-    "%p = iota(dtype=i64, shape=[4,8], dim=1) : i64[4,8]\n"
-    "%t = parameter(index=0) : i64[4,1]\n"
-    "%c = gather(%p, %t, dim=1) : i64[4,1]\n"
-    "%cb = broadcast(%c, shape=[4,8], dims=[0,1]) : i64[4,8]\n"
-    "%hit = eq(%p, %cb) : bool[4,8]\n"
-    "%one = constant(value=1.0, dtype=f32) : f32[]\n"
-    "%ones = broadcast(%one, shape=[4,8], dims=[]) : f32[4,8]\n"
-    "%zero = constant(value=0.0, dtype=f32) : f32[]\n"
-    "%zeros = broadcast(%zero, shape=[4,8], dims=[]) : f32[4,8]\n"
-    "%onehot = select(%hit, %ones, %zeros) : f32[4,8]\n"
-    "%s = reduce_sum(%onehot, dims=[1], keepdim=true) : f32[4,1]\n"
-    "%sb = broadcast(%s, shape=[4,8], dims=[0,1]) : f32[4,8]\n"
-    "%y = add(%onehot, %sb) : f32[4,8]\n"
-    "return %y\n";
 
 // One report per instruction however many loops evaluate it, so that its value is the largest of all of them
 // (with one per evaluation, the first that failed was reported and the others were skipped).
