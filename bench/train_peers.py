@@ -7,9 +7,9 @@ weights and data (bench/train_common.h, written again here in NumPy), in PyTorch
 FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, or torch_xla and torch_xla_compile
 (PyTorch/XLA's lazy tensors on its CPU PJRT device, cut at each step, or under torch_xla.compile; from
 .venv-xla, see scripts/install-bench-deps.sh). CASE is mlp.b<batch>, transformer.s<seq>,
-transformer_bf16.s<seq> or chargpt.b<batch> (JAX and PyTorch/XLA have no bf16 case: they print nothing for
-it). Each framework runs in its strongest usual form: PyTorch's attention is
-scaled_dot_product_attention(is_causal=True) and its bf16 is torch.autocast; inductor compiles the model's
+transformer_bf16.s<seq> or chargpt.b<batch>. Each framework runs in its strongest usual form: PyTorch's
+attention is scaled_dot_product_attention(is_causal=True) and its bf16 is torch.autocast (PyTorch/XLA's
+too, on its device); JAX, which has no autocast, casts the products' operands to bf16 itself; inductor compiles the model's
 forward and backward and, separately, the optimizer's step; JAX jits the whole step (value_and_grad and the
 SGD or AdamW update, parameters and optimizer state donated) and uses
 jax.nn.dot_product_attention(is_causal=True). Prints `<case>.<framework>_ms` (median of `runs` timed calls
@@ -134,6 +134,7 @@ class Torch:
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
         self.torch, self.F, self.mode = torch, F, mode
         self.device = None
+        self.autocast_device = "cpu"
         print(f"# settings: torch {torch.__version__}, threads {torch.get_num_threads()}, mode {mode}, {environment()}")
 
     def compiled(self, fn):
@@ -217,15 +218,13 @@ class Torch:
 
     def block(self, seq, bf16):
         torch, F = self.torch, self.F
-        if bf16 and self.device is not None:
-            return None  # autocast to bf16 on the CPU backend of XLA: not measured
         p = {n: self.on_device(v).requires_grad_() for n, v in block_params().items()}
         batch = BLOCK_TOKENS // seq
         x = self.on_device(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
         forward = functools.partial(self.block_forward, p, "", HEADS)
 
         def loss(x):
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            with torch.autocast(self.autocast_device, dtype=torch.bfloat16, enabled=bf16):
                 return forward(x).float().mean()
 
         loss_of = self.compiled(loss)
@@ -253,6 +252,7 @@ class TorchXla(Torch):
     def __init__(self, mode):
         super().__init__(mode)
         self.torch_xla, self.xm, self.device = open_xla()
+        self.autocast_device = "xla"  # torch_xla's autocast policy: products in bf16, as on the CPU
 
     def stepper(self, step):
         run = self.torch_xla.compile(step) if self.mode == "xla_compile" else step
@@ -313,13 +313,18 @@ class Jax:
         c = x - jnp.mean(x, axis=-1, keepdims=True)
         return c * self.jax.lax.rsqrt(jnp.mean(c * c, axis=-1, keepdims=True) + 1e-5) * w + b
 
-    def block_forward(self, p, prefix, heads, x):
-        """The pre-LN block of train_models.h on [B, T, d], its parameters p[prefix + name]."""
+    def block_forward(self, p, prefix, heads, x, dtype=None):
+        """The pre-LN block of train_models.h on [B, T, d], its parameters p[prefix + name]. With dtype bf16, the
+        products and attention take bf16 operands (and give bf16), as torch.autocast does; the residual stream
+        and the layer norms stay f32 (JAX promotes f32 + bf16 to f32)."""
         jax, jnp = self.jax, self.jnp
         b, t, d = x.shape
 
         def linear(x, name):
-            return x @ p[prefix + name + ".weight"].T + p[prefix + name + ".bias"]
+            w, bias = p[prefix + name + ".weight"], p[prefix + name + ".bias"]
+            if dtype is not None:
+                x, w, bias = x.astype(dtype), w.astype(dtype), bias.astype(dtype)
+            return x @ w.T + bias
 
         h = self.layer_norm(x, p[prefix + "ln1.weight"], p[prefix + "ln1.bias"])
         q, k, v = (z.reshape(b, t, heads, d // heads) for z in jnp.split(linear(h, "attn.qkv"), 3, axis=-1))
@@ -372,15 +377,13 @@ class Jax:
         return check, step
 
     def block(self, seq, bf16):
-        if bf16:
-            return None
         jax, jnp = self.jax, self.jnp
         params = {n: jax.device_put(v) for n, v in block_params().items()}
         batch = BLOCK_TOKENS // seq
         x = jax.device_put(uniform(batch * seq * MODEL, seed_of("tf.x"), 1.0).reshape(batch, seq, MODEL))
 
         def loss_fn(p, x):
-            return jnp.mean(self.block_forward(p, "", HEADS, x))
+            return jnp.mean(self.block_forward(p, "", HEADS, x, jnp.bfloat16 if bf16 else None).astype(jnp.float32))
 
         grads_of = jax.jit(jax.value_and_grad(loss_fn))
 
