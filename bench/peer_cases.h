@@ -4,8 +4,8 @@
 //   using Tensor;  Tensor input(shape) (of peer_inputs::input_values);  Tensor targets(rows);
 //   static tanh, sigmoid, gelu (erf), exp, log, abs;
 //   softmax, layernorm and rmsnorm over rows of peer_inputs::kColumns (weight one, bias zero);
-//   cross_entropy(logits, targets) (the mean loss); cross_entropy_grad(logits, targets) (the loss and its
-//   gradient, as a training step's head computes them; the gradient is the first result);
+//   cross_entropy(logits, targets) (the mean loss); cross_entropy_grad(logits, targets) (the gradient of that
+//   loss, as a training step's head computes it; a side may return the loss too, after the gradient);
 //   run_case(name, fn, copy_bytes): times fn and prints the case's lines, its copy moving copy_bytes.
 #pragma once
 

@@ -1,4 +1,5 @@
-"""The peers' side of bench/peers.sh: the workloads of bench/peer_workloads.cpp, on the same inputs, in
+"""The peers' side of bench/peers.sh: the workloads of bench/peer_cases.h (which xlite's peer_workloads.cpp and
+libtorch's torch_workloads_peer.cpp run), on the same inputs (bench/peer_inputs.h), in
 PyTorch 2.x eager, torch.compile (inductor, default and max-autotune modes) and JAX jit.
 
     .venv-bench/bin/python bench/peers.py FRAMEWORK [runs] [what]
@@ -7,7 +8,7 @@ FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, torch_xla or tor
 lazy tensors on its CPU PJRT device, cut after each call or under torch_xla.compile; run from .venv-xla);
 what is all, chains, rows or alone (as in peer_workloads). Prints `<workload>.<size>.<framework>_ms`, `.<framework>_memcpy_ms` (NumPy copying as many
 bytes in this process, so each process's bandwidth is known) and `.<framework>_check`, the weighted sum of
-sampled outputs that peer_workloads.cpp prints. Each time is the median of `runs` timed calls after three
+sampled outputs that peer_inputs.h computes. Each time is the median of `runs` timed calls after three
 warm-up calls (which also compile).
 """
 
@@ -21,7 +22,7 @@ import numpy as np
 
 
 def input_values(n):
-    """The floats peer_workloads.cpp makes: a hash of the index mapped to [-3, 3), rounded once to f32."""
+    """The floats of peer_inputs.h: a hash of the index mapped to [-3, 3), rounded once to f32."""
     h = (np.arange(n, dtype=np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
     return (h.astype(np.float64) / 4294967296.0 * 6.0 - 3.0).astype(np.float32)
 
@@ -77,7 +78,7 @@ def median_time(fn, runs, warmup=3):
 
 
 # The elementwise workloads, written once over each framework's functions (Torch.fn, Jax.fn): the same
-# ops, in the same order, as peer_workloads.cpp.
+# ops, in the same order, as bench/peer_cases.h.
 def chain_tanh_sigmoid_gelu(f, x):
     y = f.tanh(x * 0.5 + 0.1)
     y = f.sigmoid(y * 1.7 - 0.2)

@@ -2,7 +2,9 @@
 // same memory-bound workloads (peer_cases.h) on the same inputs (peer_inputs.h), timed the same way (bench/timing.h's
 // time_one: warm-up calls, then the median of back-to-back calls), so that bench/peers.sh can run libtorch
 // beside PyTorch 2.x, JAX and PyTorch/XLA. libtorch 1.13 has no rms_norm: it is written from its ops, as
-// JAX's is in bench/peers.py.
+// JAX's is in bench/peers.py. It runs with the Python peers' settings (bench/peer_common.sh), but 1.13 does
+// not read THP_MEM_ALLOC_ENABLE: its large buffers get transparent huge pages only where the kernel's THP
+// mode gives them to every mapping.
 //
 // Output: `<workload>.<size>.libtorch_ms`, `.libtorch_memcpy_ms` (a copy of the same traffic in this
 // process) and `.libtorch_check`, the weighted sum of sampled outputs that peer_workloads prints.
@@ -86,9 +88,16 @@ int main(int argc, char** argv) {
   std::string what = parse_args(argc, argv);
   torch::set_num_threads(std::getenv("OMP_NUM_THREADS") ? std::atoi(std::getenv("OMP_NUM_THREADS")) : 2);
   std::printf("# settings: torch " TORCH_VERSION " threads=%d%s runs=%d\n", torch::get_num_threads(),
-              env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(),
+              env_settings(
+                  {"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES", "THP_MEM_ALLOC_ENABLE"})
+                  .c_str(),
               g_runs);
-  Libtorch libtorch_side;
-  peer_cases::run(libtorch_side, what);
+  try {
+    Libtorch libtorch_side;
+    peer_cases::run(libtorch_side, what);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "torch_workloads_peer: %s\n", e.what());
+    return 1;
+  }
   return 0;
 }

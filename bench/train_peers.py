@@ -322,9 +322,12 @@ class Jax:
 
         def linear(x, name):
             w, bias = p[prefix + name + ".weight"], p[prefix + name + ".bias"]
-            if dtype is not None:
-                x, w, bias = x.astype(dtype), w.astype(dtype), bias.astype(dtype)
-            return x @ w.T + bias
+            if dtype is None:
+                return x @ w.T + bias
+            # As autocast's linear: bf16 operands, the product accumulated and the bias added in f32, one
+            # rounding to bf16 at the end.
+            product = jnp.matmul(x.astype(dtype), w.T.astype(dtype), preferred_element_type=jnp.float32)
+            return (product + bias.astype(dtype).astype(jnp.float32)).astype(dtype)
 
         h = self.layer_norm(x, p[prefix + "ln1.weight"], p[prefix + "ln1.bias"])
         q, k, v = (z.reshape(b, t, heads, d // heads) for z in jnp.split(linear(h, "attn.qkv"), 3, axis=-1))
@@ -408,8 +411,6 @@ def main():
         made = fw.gpt(int(size[1:]))
     else:
         made = fw.block(int(size[1:]), workload == "transformer_bf16")
-    if made is None:
-        return
     check, step = made
     base = status_mib("VmRSS")
     reset_peak_rss()
