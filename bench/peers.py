@@ -4,7 +4,8 @@ PyTorch 2.x eager, torch.compile (inductor, default and max-autotune modes) and 
 
     .venv-bench/bin/python bench/peers.py FRAMEWORK [runs] [what]
 
-FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, torch_xla or torch_xla_compile (PyTorch/XLA's
+FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax (jax_onednn and jax_no_xnnpack: other XLA
+flags, JAX_FLAGS), torch_xla or torch_xla_compile (PyTorch/XLA's
 lazy tensors on its CPU PJRT device, cut after each call or under torch_xla.compile; run from .venv-xla);
 what is all, chains, rows or alone (as in peer_workloads). Prints `<workload>.<size>.<framework>_ms`, `.<framework>_memcpy_ms` (NumPy copying as many
 bytes in this process, so each process's bandwidth is known) and `.<framework>_check`, the weighted sum of
@@ -47,9 +48,17 @@ TORCH_MODES = {"torch_eager": "eager", "inductor": "default", "inductor_max_auto
                "torch_xla": "xla_lazy", "torch_xla_compile": "xla_compile"}
 
 
+# JAX's peer names and the XLA flags each adds: its defaults (XNNPACK for the products it supports), oneDNN
+# for matmuls, and XLA's own dot emitter (neither library).
+JAX_FLAGS = {"jax": "", "jax_onednn": "--xla_cpu_use_onednn=true", "jax_no_xnnpack": "--xla_cpu_use_xnnpack=false"}
+
+
 def make_framework(tag, torch_class, xla_class, jax_class):
     """The framework a peer name stands for, made from one script's classes for PyTorch, PyTorch/XLA and JAX."""
-    if tag == "jax":
+    if tag in JAX_FLAGS:
+        flags = " ".join(f for f in (os.environ.get("XLA_FLAGS", ""), JAX_FLAGS[tag]) if f)
+        if flags:
+            os.environ["XLA_FLAGS"] = flags  # read when jax is first imported, in jax_class()
         return jax_class()
     return (xla_class if tag.startswith("torch_xla") else torch_class)(TORCH_MODES[tag])
 

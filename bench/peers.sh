@@ -11,7 +11,7 @@
 #
 # BENCH_BUILD (default build-bench), BENCH_RUNS (timed runs per case, default 9), BENCH_REPEAT (default 5),
 # BENCH_THREADS (default 2), BENCH_PEERS (default "torch_eager inductor jax torch_xla libtorch"; inductor_max_autotune
-# and torch_xla_compile are the other choices), BENCH_WHAT (all, chains, rows or alone; default all), BENCH_CHART (where the PNG goes,
+# torch_xla_compile, jax_onednn and jax_no_xnnpack are the other choices), BENCH_WHAT (all, chains, rows or alone; default all), BENCH_CHART (where the PNG goes,
 # default docs/bench/peers.png).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -4,7 +4,8 @@ weights and data (bench/train_common.h, written again here in NumPy), in PyTorch
 
     .venv-bench/bin/python bench/train_peers.py FRAMEWORK CASE [runs]
 
-FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax, or torch_xla and torch_xla_compile
+FRAMEWORK is torch_eager, inductor, inductor_max_autotune, jax (jax_onednn and jax_no_xnnpack: other XLA
+flags, bench/peers.py's JAX_FLAGS), or torch_xla and torch_xla_compile
 (PyTorch/XLA's lazy tensors on its CPU PJRT device, cut at each step, or under torch_xla.compile; from
 .venv-xla, see scripts/install-bench-deps.sh). CASE is mlp.b<batch>, transformer.s<seq>,
 transformer_bf16.s<seq> or chargpt.b<batch>. Each framework runs in its strongest usual form: PyTorch's

@@ -11,7 +11,7 @@
 #
 # BENCH_BUILD (default build-bench), BENCH_RUNS (timed steps per case, default 5), BENCH_REPEAT (default 5),
 # BENCH_THREADS (default 2), BENCH_PEERS (default "xlite_eager torch_eager inductor jax torch_xla
-# torch_xla_compile"; inductor_max_autotune is the other choice), BENCH_CASES (default: the MLP at batch 64 to 4096, the block at
+# torch_xla_compile"; inductor_max_autotune, jax_onednn and jax_no_xnnpack are the other choices), BENCH_CASES (default: the MLP at batch 64 to 4096, the block at
 # sequence 128 to 2048 with 2048 tokens a step, the block under bf16 autocast at 256 and 1024, and chargpt's
 # model and AdamW at batch 16, as examples/chargpt.cpp trains it, and 64),
 # BENCH_CHART (default docs/bench/train_peers.png).
