@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <string>
 
 #include "peer_inputs.h"
@@ -83,6 +85,20 @@ void run(F& f, const std::string& what) {
       // Reads the logits, writes their gradient: a copy's traffic.
       f.run_case("cross_entropy_grad." + size, [&] { return f.cross_entropy_grad(x, target); }, bytes);
     }
+}
+
+// A program's work: a side made here (its constructor may throw too) runs every case of `what`; an exception
+// ends the program with its message and status 1.
+template <class F>
+int run_or_report(const std::string& what, const char* program) {
+  try {
+    F side;
+    run(side, what);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace peer_cases

@@ -24,6 +24,14 @@ inline constexpr int64_t kAloneElements = int64_t{1} << 24;
 // "1M" for 2^20 elements: the size part of a case's name.
 inline std::string size_label(int64_t elements) { return std::to_string(elements >> 20) + "M"; }
 
+// The elements of a tensor of shape `dims`.
+template <class Dims>
+int64_t element_count(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
 // A fixed hash of the index mapped to [-3, 3), exact in double before the rounding to f32, so NumPy makes the
 // same floats.
 inline std::vector<float> input_values(int64_t n) {

@@ -50,9 +50,7 @@ struct Xlite {
   static Tensor abs(const Tensor& x) { return xl::abs(x); }
 
   Tensor input(const xl::Shape& shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    std::vector<float> v = peer_inputs::input_values(n);
+    std::vector<float> v = peer_inputs::input_values(peer_inputs::element_count(shape));
     Tensor t = xl::from_bytes(v.data(), shape, xl::DType::f32);
     xl::sync({t});
     return t;
@@ -115,12 +113,5 @@ int main(int argc, char** argv) {
   note("settings: peer_workloads" + env_settings({"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "XLITE_FAST_MATH"}) +
        " runs=" + std::to_string(g_runs));
   xl::NoGradGuard no_grad;
-  try {
-    Xlite xlite_side;
-    peer_cases::run(xlite_side, what);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peer_workloads: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return peer_cases::run_or_report<Xlite>(what, "peer_workloads");
 }

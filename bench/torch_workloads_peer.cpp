@@ -42,9 +42,7 @@ struct Libtorch {
   static Tensor abs(const Tensor& x) { return torch::abs(x); }
 
   Tensor input(const std::vector<int64_t>& shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    std::vector<float> v = peer_inputs::input_values(n);
+    std::vector<float> v = peer_inputs::input_values(peer_inputs::element_count(shape));
     return torch::from_blob(v.data(), shape, torch::kFloat32).clone();
   }
 
@@ -92,12 +90,5 @@ int main(int argc, char** argv) {
                   {"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES", "THP_MEM_ALLOC_ENABLE"})
                   .c_str(),
               g_runs);
-  try {
-    Libtorch libtorch_side;
-    peer_cases::run(libtorch_side, what);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "torch_workloads_peer: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return peer_cases::run_or_report<Libtorch>(what, "torch_workloads_peer");
 }

@@ -135,7 +135,6 @@ class Torch:
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
         self.torch, self.F, self.mode = torch, F, mode
         self.device = None
-        self.autocast_device = "cpu"
         print(f"# settings: torch {torch.__version__}, threads {torch.get_num_threads()}, mode {mode}, {environment()}")
 
     def compiled(self, fn):
@@ -225,7 +224,9 @@ class Torch:
         forward = functools.partial(self.block_forward, p, "", HEADS)
 
         def loss(x):
-            with torch.autocast(self.autocast_device, dtype=torch.bfloat16, enabled=bf16):
+            # On PyTorch/XLA's device its own autocast policy: products in bf16, as on the CPU.
+            device_type = "cpu" if self.device is None else self.device.type
+            with torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16):
                 return forward(x).float().mean()
 
         loss_of = self.compiled(loss)
@@ -253,7 +254,6 @@ class TorchXla(Torch):
     def __init__(self, mode):
         super().__init__(mode)
         self.torch_xla, self.xm, self.device = open_xla()
-        self.autocast_device = "xla"  # torch_xla's autocast policy: products in bf16, as on the CPU
 
     def stepper(self, step):
         run = self.torch_xla.compile(step) if self.mode == "xla_compile" else step
