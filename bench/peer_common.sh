@@ -35,4 +35,19 @@ peer_python() {
   esac
 }
 
+# Where the peer list $peers names libtorch: builds its program TARGET in BUILD_DIR, or, where CMake found no Torch
+# (libtorch-dev) and so defined no TARGET, leaves libtorch out of $peers with a message.
+#
+#   libtorch_setup BUILD_DIR TARGET
+libtorch_setup() {
+  local build=$1 target=$2
+  [[ " $peers " == *" libtorch "* ]] || return 0
+  if grep -q "^build $target:" "$build/build.ninja"; then
+    cmake --build "$build" --target "$target"
+  else
+    echo "CMake found no Torch (libtorch-dev): the libtorch peer is left out" >&2
+    peers=$(echo " $peers " | sed 's/ libtorch / /')
+  fi
+}
+
 load() { cut -d' ' -f1-3 /proc/loadavg; }

@@ -1,22 +1,13 @@
 // xlite's side of the training comparison (bench/train_peers.sh, issue "performance against every peer"):
-// one case per process, so that each process's peak memory belongs to that case alone. bench/train_peers.py
-// runs the same cases from the same weights and data (bench/train_common.h) in PyTorch 2.x eager,
-// torch.compile (inductor) and JAX jit; bench/peers_table.py joins them.
+// the cases of bench/training_cases.h, one per process, so that each process's peak memory belongs to that
+// case alone. bench/train_peers.py runs the same cases from the same weights and data (bench/train_common.h) in
+// PyTorch 2.x eager, torch.compile (inductor), JAX jit and PyTorch/XLA, bench/torch_training_peer.cpp in
+// libtorch 1.13; bench/peers_table.py joins them. The bf16 block runs under xlite::autocast(bf16) (products in
+// bf16 through oneDNN); chargpt's tokens a second are batch * 64 / time.
 //
-//   mlp.b<batch>            MLP 784-1024-1024-10 (ReLU), cross-entropy, SGD (lr 0.01): a full step
-//   transformer.s<seq>      the pre-LN block of train_bench (d_model 512, 8 heads, causal, 4x tanh-GELU MLP),
-//                           2048 tokens per step (batch = 2048 / seq): forward + backward of mean(output)
-//   transformer_bf16.s<seq> the same under xlite::autocast(bf16) (products in bf16 through oneDNN)
-//   chargpt.b<batch>        examples/chargpt.cpp's model (4 blocks, d_model 128, context 64, 96 tokens) and
-//                           AdamW: a full step; tokens a second = batch * 64 / time
-//
-// Output (bench/timing.h): `<case>.<tag>_ms` (tag xlite, or xlite_eager with the mode argument `eager`),
-// `<case>.limit_ms` (the step's matmul FLOPs at the FMA peak measured in this process; f32 cases only),
-// `<case>.check` (MLP and chargpt: the loss after one update; block: the sum of squared gradient norms after
-// one step)
-// and two peaks of resident memory above the process's once the parameters and inputs exist:
-// `<case>.<tag>_peak_MiB` over the whole case (the first calls, which compile, included) and
-// `<case>.<tag>_steady_MiB` over the timed calls alone (what training holds once it runs).
+// Output (bench/timing.h): training_cases::measure's time and memory lines with the tag xlite (or xlite_eager
+// with the mode argument `eager`), `<case>.limit_ms` (the step's matmul FLOPs at the FMA peak measured in this
+// process; f32 cases only) and `<case>.check` (training_cases::Steps says what it is).
 //
 // Usage: peer_training CASE [runs] [compiled|eager]
 #include <algorithm>
@@ -30,9 +21,9 @@
 #include <xlite/xlite.h>
 
 #include "fma_peak.h"
-#include "process_memory.h"
 #include "timing.h"
 #include "train_models.h"
+#include "training_cases.h"
 
 namespace xl = xlite;
 namespace nn = xlite::nn;
@@ -41,37 +32,13 @@ using namespace bench_train;
 
 namespace {
 
-constexpr int64_t kBlockTokens = kTfBatch * kTfSeq;  // tokens per block step at every sequence length
-
-struct Case {
-  std::string workload;  // mlp, transformer or transformer_bf16
-  int64_t size = 0;      // the MLP's batch or the block's sequence length
-};
-
-Case parse_case(const std::string& name) {
-  size_t dot = name.rfind('.');
-  if (dot == std::string::npos || dot + 2 >= name.size()) throw std::runtime_error("bad case name: " + name);
-  Case c{name.substr(0, dot), std::atoll(name.c_str() + dot + 2)};
-  const bool mlp = c.workload == "mlp" && name[dot + 1] == 'b';
-  const bool block = (c.workload == "transformer" || c.workload == "transformer_bf16") && name[dot + 1] == 's';
-  const bool gpt = c.workload == "chargpt" && name[dot + 1] == 'b';
-  if ((!mlp && !block && !gpt) || c.size <= 0 || (block && kBlockTokens % c.size != 0))
-    throw std::runtime_error("unknown case " + name +
-                             " (mlp.b<batch>, transformer[_bf16].s<seq> with seq | 2048, chargpt.b<batch>)");
-  return c;
-}
-
-// A compiled (or, with eager, an eager) step: `check` runs first and returns the check value; `step` is timed.
-struct Steps {
-  std::function<double()> check;
-  std::function<void()> step;
-  double flops = 0;
-};
+using training_cases::kBlockTokens;
+using training_cases::Steps;
 
 // A training step (input, target) -> loss that also updates the weights, compiled or eager; the check is
 // the loss after one update from the shared initial weights, which checks the gradients too.
 template <typename Step>
-Steps loss_steps(Step step, const xl::Tensor& x, const xl::Tensor& y, bool eager, double flops) {
+Steps loss_steps(Step step, const xl::Tensor& x, const xl::Tensor& y, bool eager) {
   std::function<xl::Tensor()> run;
   if (eager)
     run = [=] { return step(x, y); };
@@ -81,7 +48,7 @@ Steps loss_steps(Step step, const xl::Tensor& x, const xl::Tensor& y, bool eager
             run();
             return static_cast<double>(run().item<float>());
           },
-          [run] { xl::sync({run()}); }, flops};
+          [run] { xl::sync({run()}); }};
 }
 
 Steps mlp_case(int64_t batch, bool eager) {
@@ -98,7 +65,7 @@ Steps mlp_case(int64_t batch, bool eager) {
     sgd->step();
     return loss;
   };
-  return loss_steps(step, x, y, eager, mlp_step_flops(batch));
+  return loss_steps(step, x, y, eager);
 }
 
 Steps gpt_case(int64_t batch, bool eager) {
@@ -116,7 +83,7 @@ Steps gpt_case(int64_t batch, bool eager) {
     adamw->step();
     return loss;
   };
-  return loss_steps(step, x, y, eager, gpt_step_flops(batch));
+  return loss_steps(step, x, y, eager);
 }
 
 Steps block_case(int64_t seq, bool bf16, bool eager) {
@@ -148,7 +115,14 @@ Steps block_case(int64_t seq, bool bf16, bool eager) {
               for (float g : p.grad().to_vector<float>()) sq += static_cast<double>(g) * g;
             return sq;
           },
-          [run] { xl::sync({run()}); }, block_step_flops(batch, seq)};
+          [run] { xl::sync({run()}); }};
+}
+
+// Matmul FLOPs of one step of case c (train_models.h), for the step's time at the FMA peak.
+double step_flops(const training_cases::Case& c) {
+  if (c.workload == "mlp") return mlp_step_flops(c.size);
+  if (c.workload == "chargpt") return gpt_step_flops(c.size);
+  return block_step_flops(kBlockTokens / c.size, c.size);
 }
 
 }  // namespace
@@ -166,7 +140,7 @@ int main(int argc, char** argv) {
        env_settings({"XLITE_BACKEND", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "XLITE_FAST_MATH"}) +
        " runs=" + std::to_string(g_runs));
   try {
-    Case c = parse_case(name);
+    const training_cases::Case c = training_cases::parse(name);
     // Measured first: later, the runtime's idle OpenMP workers may still spin on the cores for a while.
     const double peak_gflops = eager ? 0 : bench_peak::fma_peak_gflops();
     std::unique_ptr<xl::EagerModeGuard> eager_mode;
@@ -174,20 +148,10 @@ int main(int argc, char** argv) {
     Steps s = c.workload == "mlp"       ? mlp_case(c.size, eager)
               : c.workload == "chargpt" ? gpt_case(c.size, eager)
                                         : block_case(c.size, c.workload != "transformer", eager);
-    const double base = bench_memory::status_mib("VmRSS");
-    bench_memory::reset_peak_rss();
-    const double check = s.check();
-    for (int i = 0, warmup = c.workload.rfind("transformer", 0) == 0 ? 2 : 3; i < warmup; ++i) s.step();
-    const double first = bench_memory::status_mib("VmHWM") - base;
-    bench_memory::reset_peak_rss();
-    const double t = time_one(s.step, 0);
-    const double steady = bench_memory::status_mib("VmHWM") - base;
-    emit(name + "." + tag + "_ms", t * 1e3, "ms");
-    emit(name + "." + tag + "_peak_MiB", std::max(first, steady), "MiB");
-    emit(name + "." + tag + "_steady_MiB", steady, "MiB");
+    const double check = training_cases::measure(name, tag, c, s);
     if (!eager) {
       emit_check(name + ".check", check);
-      if (c.workload != "transformer_bf16") emit(name + ".limit_ms", s.flops / (peak_gflops * 1e9) * 1e3, "ms");
+      if (c.workload != "transformer_bf16") emit(name + ".limit_ms", step_flops(c) / (peak_gflops * 1e9) * 1e3, "ms");
     } else {
       emit_check(name + "." + tag + "_check", check);
     }

@@ -27,14 +27,7 @@ out="$build/bench-results/peers"
 # shellcheck source=bench/peer_common.sh
 . bench/peer_common.sh
 peer_setup "$build" peer_workloads "$out" "$threads"
-if [[ " $peers " == *" libtorch "* ]]; then
-  if grep -q '^build torch_workloads_peer:' "$build/build.ninja"; then  # defined only when CMake found Torch
-    cmake --build "$build" --target torch_workloads_peer
-  else
-    echo "CMake found no Torch (libtorch-dev): the libtorch peer is left out" >&2
-    peers=$(echo " $peers " | sed 's/ libtorch / /')
-  fi
-fi
+libtorch_setup "$build" torch_workloads_peer
 for i in $(seq 1 "$repeat"); do
   echo "== [$i/$repeat] xlite, load before: $(load)"
   "$build/peer_workloads" "$what" "$runs" | tee "$out/xlite_$i.txt"

@@ -4,12 +4,10 @@
 // bench/table.awk compares with xlite's.
 //
 //   mlp          nn::Linear/ReLU modules, cross_entropy, backward, torch::optim::SGD (lr 0.01)
-//   transformer  the pre-LN block written with libtorch's plain ops (linear, layer_norm, matmul, softmax,
-//                masked_fill with a causal mask made once, gelu "tanh"): the computation of xlite's
-//                nn::LayerNorm / nn::CausalSelfAttention / nn::MLP, op for op; loss = mean(output), backward
+//   transformer  the pre-LN block of bench/torch_models.h (libtorch's plain ops, the computation of xlite's
+//                nn::LayerNorm / nn::CausalSelfAttention / nn::MLP op for op); loss = mean(output), backward
 //
-// Gradients are reset to undefined before each backward (PyTorch 2's zero_grad(set_to_none=True)), the
-// cheapest way: backward then writes them instead of accumulating into zeros.
+// Gradients are reset to undefined before each backward (PyTorch 2's zero_grad(set_to_none=True)).
 // Run with the fair settings (bench/run.sh does): OPENBLAS_CORETYPE unset, OMP_WAIT_POLICY=PASSIVE,
 // GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=17179869184, 2 threads.
 //
@@ -21,34 +19,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "timing.h"
+#include "torch_models.h"
 #include "train_common.h"
 
 namespace {
 
 using namespace bench_timing;
 using namespace bench_train;
-
-torch::Tensor from_host(std::vector<float> values, at::IntArrayRef shape) {
-  return torch::from_blob(values.data(), shape, torch::kFloat32).clone();
-}
+using namespace torch_models;
 
 void assign(torch::Tensor p, const std::vector<float>& values) {
   torch::NoGradGuard no_grad;
   p.copy_(from_host(values, p.sizes()));
-}
-
-void set_grads_to_none(const std::vector<torch::Tensor>& params) {
-  for (torch::Tensor p : params) p.mutable_grad() = torch::Tensor();
-}
-
-std::vector<float> to_host(const torch::Tensor& t) {
-  torch::Tensor c = t.contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
 void emit_grad_checks(const std::string& tag, const std::vector<std::pair<std::string, torch::Tensor>>& params) {
@@ -83,10 +69,10 @@ void bench_mlp() {
   torch::optim::SGD sgd(params, torch::optim::SGDOptions(kMlpLr));
   torch::Tensor x = from_host(uniform(kMlpBatch * kMlpIn, seed_of("mlp.x"), 1.0f), {kMlpBatch, kMlpIn});
   std::vector<int64_t> hy = labels(kMlpBatch, kMlpClasses, seed_of("mlp.y"));
-  torch::Tensor y = torch::from_blob(hy.data(), {kMlpBatch}, torch::kInt64).clone();
+  torch::Tensor y = from_host(hy, {kMlpBatch});
 
   auto step = [&] {
-    set_grads_to_none(params);
+    for (torch::Tensor& p : params) p.mutable_grad() = torch::Tensor();
     torch::Tensor loss = torch::nn::functional::cross_entropy(net->forward(x), y);
     loss.backward();
     sgd.step();
@@ -108,39 +94,14 @@ void bench_mlp() {
 // ---------------------------------------------------------------------------------------------------------
 void bench_transformer() {
   std::vector<ParamSpec> specs = block_params();
-  std::map<std::string, torch::Tensor> p;
+  Params p(specs);
   std::vector<std::pair<std::string, torch::Tensor>> named;
-  std::vector<torch::Tensor> params;
-  for (const ParamSpec& s : specs) {
-    torch::Tensor t = from_host(block_param_init(s), s.shape).requires_grad_();
-    p[s.name] = t;
-    named.emplace_back(s.name, t);
-    params.push_back(t);
-  }
-  const int64_t B = kTfBatch, T = kTfSeq, D = kTfModel, H = kTfHeads, dh = D / H;
-  torch::Tensor x = from_host(uniform(B * T * D, seed_of("tf.x"), 1.0f), {B, T, D});
-  torch::Tensor masked = torch::triu(torch::ones({T, T}, torch::kBool), 1);  // true above the diagonal
-
-  auto attention = [&](const torch::Tensor& in) {
-    std::vector<torch::Tensor> parts = torch::linear(in, p["attn.qkv.weight"], p["attn.qkv.bias"]).split(D, -1);
-    auto heads_first = [&](const torch::Tensor& t) { return t.view({B, T, H, dh}).transpose(1, 2); };
-    torch::Tensor q = heads_first(parts[0]), k = heads_first(parts[1]), v = heads_first(parts[2]);
-    torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(dh)));
-    torch::Tensor att = torch::softmax(scores.masked_fill(masked, -INFINITY), -1);
-    torch::Tensor y = torch::matmul(att, v).transpose(1, 2).reshape({B, T, D});
-    return torch::linear(y, p["attn.proj.weight"], p["attn.proj.bias"]);
-  };
-  auto mlp = [&](const torch::Tensor& in) {
-    torch::Tensor h = torch::gelu(torch::linear(in, p["mlp.fc.weight"], p["mlp.fc.bias"]), "tanh");
-    return torch::linear(h, p["mlp.proj.weight"], p["mlp.proj.bias"]);
-  };
-  auto block = [&](const torch::Tensor& in) {
-    torch::Tensor h = in + attention(torch::layer_norm(in, {D}, p["ln1.weight"], p["ln1.bias"], 1e-5));
-    return h + mlp(torch::layer_norm(h, {D}, p["ln2.weight"], p["ln2.bias"], 1e-5));
-  };
+  for (const ParamSpec& s : specs) named.emplace_back(s.name, p[s.name]);
+  torch::Tensor x =
+      from_host(uniform(kTfBatch * kTfSeq * kTfModel, seed_of("tf.x"), 1.0f), {kTfBatch, kTfSeq, kTfModel});
   auto step = [&] {
-    set_grads_to_none(params);
-    torch::Tensor loss = block(x).mean();
+    p.clear_grads();
+    torch::Tensor loss = block_forward(p, "", kTfHeads, x).mean();
     loss.backward();
     return loss;
   };

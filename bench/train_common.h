@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench_train {
@@ -67,38 +68,39 @@ inline std::vector<int64_t> labels(size_t count, int64_t classes, uint32_t seed)
   return out;
 }
 
-// The transformer block's parameters, in this order on both sides: name, shape.
+// The parameters of a pre-LN block of width d (kTfModel for the block benchmark), each name after `prefix`, in
+// this order on every side: name, shape.
 struct ParamSpec {
   std::string name;
   std::vector<int64_t> shape;
 };
-inline std::vector<ParamSpec> block_params() {
-  const int64_t d = kTfModel, h = kTfHidden;
-  return {{"ln1.weight", {d}},
-          {"ln1.bias", {d}},
-          {"attn.qkv.weight", {3 * d, d}},
-          {"attn.qkv.bias", {3 * d}},
-          {"attn.proj.weight", {d, d}},
-          {"attn.proj.bias", {d}},
-          {"ln2.weight", {d}},
-          {"ln2.bias", {d}},
-          {"mlp.fc.weight", {h, d}},
-          {"mlp.fc.bias", {h}},
-          {"mlp.proj.weight", {d, h}},
-          {"mlp.proj.bias", {d}}};
+inline std::vector<ParamSpec> block_params(int64_t d = kTfModel, const std::string& prefix = "") {
+  return {{prefix + "ln1.weight", {d}},
+          {prefix + "ln1.bias", {d}},
+          {prefix + "attn.qkv.weight", {3 * d, d}},
+          {prefix + "attn.qkv.bias", {3 * d}},
+          {prefix + "attn.proj.weight", {d, d}},
+          {prefix + "attn.proj.bias", {d}},
+          {prefix + "ln2.weight", {d}},
+          {prefix + "ln2.bias", {d}},
+          {prefix + "mlp.fc.weight", {4 * d, d}},
+          {prefix + "mlp.fc.bias", {4 * d}},
+          {prefix + "mlp.proj.weight", {d, 4 * d}},
+          {prefix + "mlp.proj.bias", {d}}};
 }
-inline std::vector<float> block_param_init(const ParamSpec& p) {
-  const bool is_norm = p.name.rfind("ln", 0) == 0,
-             is_bias = p.name.size() > 5 && p.name.substr(p.name.size() - 5) == ".bias";
-  if (is_norm) return norm_init(p.name, p.shape[0], is_bias);
-  const int64_t out = p.shape[0];
-  int64_t in = 0;  // a bias takes the fan-in of its layer's weight
-  if (!is_bias)
-    in = p.shape[1];
-  else
-    for (const ParamSpec& q : block_params())
-      if (q.name == p.name.substr(0, p.name.size() - 4) + "weight") in = q.shape[1];
-  return linear_init(p.name, out, in, is_bias);
+
+// chargpt's parameters (bench/train_models.h's Gpt names them the same): token and position embeddings, the
+// blocks "block0." to "block3.", the final layer norm and the head.
+inline std::vector<ParamSpec> gpt_params() {
+  std::vector<ParamSpec> specs = {{"tokens.weight", {kGptVocab, kGptModel}},
+                                  {"positions.weight", {kGptContext, kGptModel}}};
+  for (int64_t i = 0; i < kGptLayers; ++i)
+    for (ParamSpec& p : block_params(kGptModel, "block" + std::to_string(i) + ".")) specs.push_back(std::move(p));
+  specs.push_back({"final_norm.weight", {kGptModel}});
+  specs.push_back({"final_norm.bias", {kGptModel}});
+  specs.push_back({"head.weight", {kGptVocab, kGptModel}});
+  specs.push_back({"head.bias", {kGptVocab}});
+  return specs;
 }
 
 // Initial values of any parameter of the models here, from its name and shape alone (so that the peers can
@@ -114,6 +116,15 @@ inline std::vector<float> named_param_init(const std::string& name, const std::v
   if (contains("ln1.") || contains("ln2.") || contains("final_norm.")) return norm_init(name, shape[0], is_bias);
   if (contains("tokens.") || contains("positions.")) return uniform(count, seed_of(name), 0.1f);
   return is_bias ? linear_init(name, shape[0], bias_fan_in, true) : linear_init(name, shape[0], shape[1], false);
+}
+
+// named_param_init of one of `specs`, a bias taking the fan-in of its weight among them.
+inline std::vector<float> param_init(const std::vector<ParamSpec>& specs, const ParamSpec& p) {
+  int64_t bias_fan_in = 0;
+  const bool is_bias = p.name.size() > 5 && p.name.substr(p.name.size() - 5) == ".bias";
+  for (const ParamSpec& q : specs)
+    if (is_bias && q.name == p.name.substr(0, p.name.size() - 4) + "weight") bias_fan_in = q.shape[1];
+  return named_param_init(p.name, p.shape, bias_fan_in);
 }
 
 // Two numbers that summarise a gradient for comparing the two programs: its squared L2 norm, and its

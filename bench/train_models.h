@@ -21,6 +21,22 @@ inline void assign(xlite::Tensor p, const std::vector<float>& values) {
   p.copy_(xlite::tensor(values, p.shape()));
 }
 
+// Sets each of a model's parameters to the peers' initial values for its name (param_init of `specs`); throws,
+// naming the model, where the parameters' names or shapes differ from the specs.
+inline void assign_all(const std::vector<std::pair<std::string, xlite::Tensor>>& named,
+                       const std::vector<ParamSpec>& specs, const std::string& model) {
+  if (named.size() != specs.size())
+    throw std::runtime_error(model + ": the model has " + std::to_string(named.size()) + " parameters, expected " +
+                             std::to_string(specs.size()));
+  for (const auto& [name, p] : named) {
+    auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == name; });
+    if (it == specs.end() || it->shape != std::vector<int64_t>(p.shape().begin(), p.shape().end()))
+      throw std::runtime_error(model + ": parameter " + name + " does not match the peer's");
+    assign(p, param_init(specs, *it));
+  }
+  xlite::sync();
+}
+
 // MLP 784-1024-1024-10 with ReLU.
 struct Mlp {
   std::vector<std::shared_ptr<xlite::nn::Linear>> layers;
@@ -59,20 +75,7 @@ class Block : public xlite::nn::UnaryModule {
     return h + mlp->forward(ln2->forward(h));
   }
   // Sets every parameter to the peers' initial values; throws if a name or shape differs from theirs.
-  void reset() {
-    std::vector<ParamSpec> specs = block_params();
-    std::vector<std::pair<std::string, xlite::Tensor>> named = named_parameters();
-    if (named.size() != specs.size())
-      throw std::runtime_error("transformer: the block has " + std::to_string(named.size()) + " parameters, expected " +
-                               std::to_string(specs.size()));
-    for (auto& [name, p] : named) {
-      auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == name; });
-      if (it == specs.end() || it->shape != std::vector<int64_t>(p.shape().begin(), p.shape().end()))
-        throw std::runtime_error("transformer: parameter " + name + " does not match the peer's");
-      assign(p, block_param_init(*it));
-    }
-    xlite::sync();
-  }
+  void reset() { assign_all(named_parameters(), block_params(), "transformer"); }
   std::shared_ptr<xlite::nn::LayerNorm> ln1, ln2;
   std::shared_ptr<xlite::nn::CausalSelfAttention> attn;
   std::shared_ptr<xlite::nn::MLP> mlp;
@@ -89,17 +92,7 @@ class Gpt : public xlite::nn::Module {
       blocks.push_back(register_module("block" + std::to_string(i), std::make_shared<Block>(kGptModel, kGptHeads)));
     final_norm = register_module("final_norm", std::make_shared<xlite::nn::LayerNorm>(kGptModel));
     head = register_module("head", std::make_shared<xlite::nn::Linear>(kGptModel, kGptVocab));
-    xlite::NoGradGuard no_grad;
-    std::vector<std::pair<std::string, xlite::Tensor>> named = named_parameters();
-    for (auto& [name, p] : named) {
-      int64_t bias_fan_in = 0;
-      const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-      for (auto& [other, q] : named)
-        if (is_bias && other == name.substr(0, name.size() - 4) + "weight") bias_fan_in = q.shape()[1];
-      std::vector<int64_t> shape(p.shape().begin(), p.shape().end());
-      assign(p, named_param_init(name, shape, bias_fan_in));
-    }
-    xlite::sync();
+    assign_all(named_parameters(), gpt_params(), "chargpt");
   }
   // idx [B, T] -> logits [B, T, vocab]
   xlite::Tensor forward(const xlite::Tensor& idx) {
