@@ -5,11 +5,13 @@
 // libtorch 1.13; bench/peers_table.py joins them. The bf16 block runs under xlite::autocast(bf16) (products in
 // bf16 through oneDNN); chargpt's tokens a second are batch * 64 / time.
 //
-// Output (bench/timing.h): training_cases::measure's time and memory lines with the tag xlite (or xlite_eager
-// with the mode argument `eager`), `<case>.limit_ms` (the step's matmul FLOPs at the FMA peak measured in this
-// process; f32 cases only) and `<case>.check` (training_cases::Steps says what it is).
+// Output (bench/timing.h): training_cases::measure's time and memory lines with the tag xlite, `<case>.limit_ms`
+// (the step's matmul FLOPs at the FMA peak measured in this process; f32 cases only) and `<case>.check`
+// (training_cases::Steps says what it is). With the mode argument `eager` (xlite's eager mode) or
+// `excess_precision` (compiled under xlite::set_excess_precision, xlite/math_mode.h) the tag is xlite_<mode>,
+// and the check is `<case>.<tag>_check`.
 //
-// Usage: peer_training CASE [runs] [compiled|eager]
+// Usage: peer_training CASE [runs] [compiled|eager|excess_precision]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -129,15 +131,22 @@ double step_flops(const training_cases::Case& c) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: peer_training CASE [runs] [compiled|eager]\n");
+    std::fprintf(stderr, "usage: peer_training CASE [runs] [compiled|eager|excess_precision]\n");
     return 2;
   }
   const std::string name = argv[1];
   if (argc > 2) g_runs = std::max(5, std::atoi(argv[2]));
-  const bool eager = argc > 3 && std::string(argv[3]) == "eager";
-  const std::string tag = eager ? "xlite_eager" : "xlite";
+  const std::string mode = argc > 3 ? argv[3] : "compiled";
+  const bool eager = mode == "eager";
+  if (mode != "compiled" && !eager && mode != "excess_precision") {
+    std::fprintf(stderr, "peer_training: unknown mode %s (compiled, eager or excess_precision)\n", mode.c_str());
+    return 2;
+  }
+  if (mode == "excess_precision") xl::set_excess_precision(true);
+  const std::string tag = mode == "compiled" ? "xlite" : "xlite_" + mode;
   note("settings: peer_training " + tag +
-       env_settings({"XLITE_BACKEND", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "XLITE_FAST_MATH"}) +
+       env_settings(
+           {"XLITE_BACKEND", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "XLITE_FAST_MATH", "XLITE_EXCESS_PRECISION"}) +
        " runs=" + std::to_string(g_runs));
   try {
     const training_cases::Case c = training_cases::parse(name);
@@ -149,7 +158,7 @@ int main(int argc, char** argv) {
               : c.workload == "chargpt" ? gpt_case(c.size, eager)
                                         : block_case(c.size, c.workload != "transformer", eager);
     const double check = training_cases::measure(name, tag, c, s);
-    if (!eager) {
+    if (mode == "compiled") {
       emit_check(name + ".check", check);
       if (c.workload != "transformer_bf16") emit(name + ".limit_ms", step_flops(c) / (peak_gflops * 1e9) * 1e3, "ms");
     } else {

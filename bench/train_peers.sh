@@ -12,7 +12,8 @@
 #
 # BENCH_BUILD (default build-bench), BENCH_RUNS (timed steps per case, default 5), BENCH_REPEAT (default 5),
 # BENCH_THREADS (default 2), BENCH_PEERS (default "xlite_eager torch_eager inductor jax torch_xla
-# torch_xla_compile libtorch"; inductor_max_autotune, jax_onednn and jax_no_xnnpack are the other choices),
+# torch_xla_compile libtorch"; inductor_max_autotune, jax_onednn, jax_no_xnnpack and xlite_excess_precision
+# (xlite under xlite::set_excess_precision) are the other choices),
 # BENCH_CASES (default: the MLP at batch 64 to 4096, the block at sequence 128 to 2048 with 2048 tokens a step,
 # the block under bf16 autocast at 256 and 1024, and chargpt's model and AdamW at batch 16, as
 # examples/chargpt.cpp trains it, and 64), BENCH_CHART (default docs/bench/train_peers.png).
@@ -37,8 +38,8 @@ for i in $(seq 1 "$repeat"); do
     echo "== [$i/$repeat] $case, load before: $(load)"
     "$build/peer_training" "$case" "$runs" | tee -a "$out/xlite_$i.txt"
     for peer in $peers; do
-      if [ "$peer" = xlite_eager ]; then
-        "$build/peer_training" "$case" "$runs" eager | tee -a "$out/${peer}_$i.txt"
+      if [ "$peer" = xlite_eager ] || [ "$peer" = xlite_excess_precision ]; then
+        "$build/peer_training" "$case" "$runs" "${peer#xlite_}" | tee -a "$out/${peer}_$i.txt"
       elif [ "$peer" = libtorch ]; then
         "${peer_env[@]}" "$build/torch_training_peer" "$case" "$runs" 2>>"$out/${peer}_$i.err" |
           tee -a "$out/${peer}_$i.txt"

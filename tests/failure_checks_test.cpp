@@ -94,7 +94,7 @@ StoresSeen stores_in(llvm::Function& kernel) {
 TEST(FailureChecks, ACheckedIndexLeavesTheLoopsWithoutBranchesToTheStatus) {
   auto context = std::make_unique<llvm::LLVMContext>();
   llvm::Module module("test", *context);
-  cpu::emit_kernel(xl::ir::parse_graph(kCrossEntropyGradient), *context, module, "kernel", false);
+  cpu::emit_kernel(xl::ir::parse_graph(kCrossEntropyGradient), *context, module, "kernel");
   cpu::Jit::instance().optimize(module);
   const StoresSeen seen = stores_in(*module.getFunction("kernel"));
   EXPECT_EQ(seen.status_stores_in_loops, 0);
@@ -106,7 +106,7 @@ TEST(FailureChecks, ACheckedIndexLeavesTheLoopsWithoutBranchesToTheStatus) {
 TEST(FailureChecks, AnInstructionCheckedInSeveralLoopsIsReportedOnce) {
   auto context = std::make_unique<llvm::LLVMContext>();
   llvm::Module module("test", *context);
-  cpu::emit_kernel(xl::ir::parse_graph(kCheckedTwice), *context, module, "kernel", false);
+  cpu::emit_kernel(xl::ir::parse_graph(kCheckedTwice), *context, module, "kernel");
   int reports = 0;
   for (const llvm::Function& f : module)
     for (const llvm::BasicBlock& block : f) reports += block.getName().starts_with("first_bad_value");

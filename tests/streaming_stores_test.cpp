@@ -32,7 +32,7 @@ std::string scaled(int64_t n) {
 bool has_streaming_entry(int64_t n) {
   llvm::LLVMContext context;
   llvm::Module module("test", context);
-  cpu::emit_kernel(xl::ir::parse_graph(scaled(n)), context, module, "kernel", false);
+  cpu::emit_kernel(xl::ir::parse_graph(scaled(n)), context, module, "kernel");
   bool fenced = false;
   for (llvm::Function& f : module)
     for (llvm::BasicBlock& block : f)

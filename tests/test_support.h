@@ -86,16 +86,19 @@ inline int Occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Fast math on (xlite/math_mode.h) for a scope, and back to what it was after.
-class FastMathScope {
+// A process-wide switch of xlite/math_mode.h turned on for a scope, and back to what it was after.
+template <void (*Set)(bool), bool (*Get)()>
+class MathModeScope {
  public:
-  FastMathScope() { xlite::set_fast_math(true); }
-  ~FastMathScope() { xlite::set_fast_math(previous_); }
-  FastMathScope(const FastMathScope&) = delete;
-  FastMathScope& operator=(const FastMathScope&) = delete;
+  MathModeScope() { Set(true); }
+  ~MathModeScope() { Set(previous_); }
+  MathModeScope(const MathModeScope&) = delete;
+  MathModeScope& operator=(const MathModeScope&) = delete;
 
  private:
-  bool previous_ = xlite::is_fast_math();
+  bool previous_ = Get();
 };
+using FastMathScope = MathModeScope<xlite::set_fast_math, xlite::is_fast_math>;
+using ExcessPrecisionScope = MathModeScope<xlite::set_excess_precision, xlite::is_excess_precision>;
 
 }  // namespace xlite_test

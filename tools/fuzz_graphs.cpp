@@ -2,7 +2,7 @@
 //
 //   xlite-fuzz-graphs [--seed S] [--count N] [--backend B] [--against A] [--minutes M]
 //                     [--rtol R] [--atol T] [--out-of-range P] [--print] [--shape-rules]
-//                     [--math-modes exact|fast|mixed] [--fast-tol F]
+//                     [--math-modes exact|fast|mixed] [--fast-tol F] [--excess-precision]
 //
 // Graph i uses seed S + i for both the graph and its arguments. Every backend B (default: every backend
 // but the one it is compared against) is compared with A (default "reference"). Runs N graphs (default
@@ -13,6 +13,8 @@
 // math for odd seeds and exact for even ones, switching the mode within the process as a user may (default:
 // the process's mode, from XLITE_FAST_MATH). A graph compiled with fast math is compared at the tolerance F
 // for both rtol and atol (default 2e-3: the 4e-4 per op through chains of ops), or R and T where larger.
+// --excess-precision compiles every graph with excess precision (include/xlite/math_mode.h); the generator
+// computes nothing further from an inexact 16-bit value, so the usual 16-bit tolerance holds.
 // --shape-rules fuzzes the shape rules instead (compiler/random_shape_rules.h): case i uses seed S + i,
 // N cases (default 1000000) or M minutes; the first rule that wraps or throws anything but xlite::Error is
 // printed, and the tool exits 1.
@@ -37,7 +39,8 @@ namespace {
 int usage(const char* message) {
   if (message) std::cerr << "xlite-fuzz-graphs: " << message << "\n";
   std::cerr << "usage: xlite-fuzz-graphs [--seed S] [--count N] [--backend B] [--against A] [--minutes M]\n"
-               "                         [--rtol R] [--atol T] [--out-of-range P] [--print] [--shape-rules]\n";
+               "                         [--rtol R] [--atol T] [--out-of-range P] [--print] [--shape-rules]\n"
+               "                         [--math-modes exact|fast|mixed] [--fast-tol F] [--excess-precision]\n";
   return 2;
 }
 
@@ -72,7 +75,7 @@ int main(int argc, char** argv) {
   double rtol = 1e-4, atol = 1e-4;
   std::vector<std::string> backends;
   std::string against = "reference";
-  bool print = false, shape_rules = false;
+  bool print = false, shape_rules = false, excess_precision = false;
   std::string math_modes;
   double fast_tol = 2e-3;
   xt::RandomGraphOptions options;
@@ -107,6 +110,8 @@ int main(int argc, char** argv) {
         math_modes = value();
       else if (arg == "--fast-tol")
         fast_tol = std::stod(value());
+      else if (arg == "--excess-precision")
+        excess_precision = true;
       else if (arg == "--help" || arg == "-h")
         return usage(nullptr), 0;
       else
@@ -119,6 +124,7 @@ int main(int argc, char** argv) {
     return usage(("--math-modes takes exact, fast or mixed, not " + math_modes).c_str());
   if (count < 0) count = minutes > 0 ? std::numeric_limits<int64_t>::max() : shape_rules ? 1000000 : 1000;
   if (shape_rules) return fuzz_shape_rules(seed, count, minutes);
+  if (excess_precision) xlite::set_excess_precision(true);
   if (backends.empty())
     for (const std::string& name : xc::backend_names())
       if (name != against) backends.push_back(name);
@@ -170,6 +176,7 @@ int main(int argc, char** argv) {
                   << c.message << "reproduce: xlite-fuzz-graphs --seed " << s << " --count 1 --backend " << backend
                   << " --against " << against << " --rtol " << rtol << " --atol " << atol << " --math-modes "
                   << (fast ? "fast" : "exact") << " --fast-tol " << fast_tol;
+        if (excess_precision) std::cout << " --excess-precision";
         if (options.out_of_range_index_probability > 0)
           std::cout << " --out-of-range " << options.out_of_range_index_probability;
         std::cout << std::endl;

@@ -17,9 +17,25 @@
 // compilation cache is cleared; kernels are cached per mode), and a compile(fn) step traces again instead of
 // replaying a program of the other mode. Change it while no other thread compiles: a program that compiles
 // across the change may mix the modes. XLITE_FAST_MATH=1 starts the process with fast math on.
+//
+// Excess precision, as XLA's --xla_allow_excess_precision (on by default there) and inductor's generated
+// code: a process-wide choice of how fused kernels compute 16-bit floats (bf16, f16). Off (the default): every
+// op's result is rounded to its dtype, as the reference backend and eager mode round it, so a compiled
+// program gives the values of the ops run one by one. On: inside a fused kernel the results of elementwise
+// arithmetic (unary and binary ops) stay in f32 until the kernel stores them; what a kernel stores, explicit
+// converts, constants and reductions are still rounded. Each value is then rounded once instead of after every
+// op, so it is usually closer to the exact result, but not bit for bit the reference's (an f16 value past
+// 65504 may also stay finite inside a kernel), and it depends on how the compiler fused the graph. A chain of
+// bf16 arithmetic runs up to 5x faster (the fused GELU backward of the bf16 transformer block, BENCHMARKS.md).
+// f32 and f64 code, eager mode (one op a kernel) and the reference backend are the same in both modes.
+// Like fast math, the mode is read when a program compiles, and a change drops the compiled programs
+// (kernels are cached per mode). XLITE_EXCESS_PRECISION=1 starts the process with it on.
 namespace xlite {
 
 void set_fast_math(bool enabled);
 bool is_fast_math();
+
+void set_excess_precision(bool enabled);
+bool is_excess_precision();
 
 }  // namespace xlite

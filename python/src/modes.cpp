@@ -200,6 +200,9 @@ void bind_modes(nb::module_& m) {
   m.def("_set_fast_math", &xlite::set_fast_math, "enabled"_a);
   m.def("is_fast_math", &xlite::is_fast_math,
         "Whether programs compile with fast math (faster f32 exp, log, tanh, erf, sigmoid, within 4e-4).");
+  m.def("_set_excess_precision", &xlite::set_excess_precision, "enabled"_a);
+  m.def("is_excess_precision", &xlite::is_excess_precision,
+        "Whether fused kernels keep 16-bit float results in f32 between their ops (rounding once, at the store).");
 
   nb::class_<TracedFlag>(m, "TracedFlag",
                          "A host switch a compiled step may read (a module's training mode): a call after it "

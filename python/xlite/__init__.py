@@ -13,6 +13,7 @@ from . import _xlite
 from ._xlite import (  # noqa: F401
     Device, Error, InternalError, Tensor, TracedFlag, StepCallInfo, CompiledFunction, MemoryInfo,
     device, devices, device_count, sync, is_eager_mode, is_grad_enabled, is_autocast_enabled, is_fast_math,
+    is_excess_precision,
     # ops
     neg, abs, exp, expm1, log, log1p, sqrt, rsqrt, sin, cos, tan, tanh, sigmoid, relu, silu, erf, floor, ceil,
     round, sign, reciprocal, square, logical_not, isnan, isinf, gelu,
@@ -39,7 +40,7 @@ from ._dtypes import (  # noqa: F401
 )
 from ._creation import tensor, from_numpy, from_dlpack, as_tensor  # noqa: F401
 from ._modes import (  # noqa: F401
-    eager_mode, no_grad, enable_grad, set_grad_enabled, set_fast_math, compile, autocast,
+    eager_mode, no_grad, enable_grad, set_grad_enabled, set_fast_math, set_excess_precision, compile, autocast,
 )
 from ._autograd import grad, value_and_grad, custom_vjp  # noqa: F401
 from ._functions import max, min, floor_divide  # noqa: F401

@@ -37,6 +37,18 @@ def set_fast_math(enabled=True):
     return _Mode(_xlite.is_fast_math, _xlite._set_fast_math, enabled)
 
 
+def set_excess_precision(enabled=True):
+    """Compiles programs from now on with excess precision (True) or not (False, the default), for the whole
+    process, as XLA's --xla_allow_excess_precision: inside a fused kernel the results of bf16 and f16 arithmetic
+    stay in f32 and are rounded once, when the kernel stores them, instead of after every op. Faster, and
+    usually closer to the exact value, but no longer the reference's (and eager mode's) values bit for bit.
+    Programs of the other mode are not reused; compiled functions trace again. XLITE_EXCESS_PRECISION=1
+    starts with it on.
+
+    Also a context manager: `with xl.set_excess_precision(True): ...` restores the previous mode on exit."""
+    return _Mode(_xlite.is_excess_precision, _xlite._set_excess_precision, enabled)
+
+
 def set_grad_enabled(enabled):
     """Turns gradient recording on or off for this thread; as a context manager, for a scope."""
     return _Mode(_xlite.is_grad_enabled, _xlite._set_grad_enabled, enabled)

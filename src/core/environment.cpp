@@ -79,6 +79,7 @@ Loaded load() {
     }
     read_switch("XLITE_DUMP_IR", s.dump_ir);
     read_switch("XLITE_FAST_MATH", s.fast_math);
+    read_switch("XLITE_EXCESS_PRECISION", s.excess_precision);
     if (const char* v = std::getenv("XLITE_COMPILATION_CACHE_SIZE"); v && *v) {
       auto size = parse_int(v, 1, int64_t{1} << 40);
       if (!size) bad("XLITE_COMPILATION_CACHE_SIZE", v, "a number of programs (an integer >= 1)");
@@ -121,11 +122,11 @@ Loaded load() {
   }
   // A misspelt variable would otherwise be ignored without a word.
   static const char* const known[] = {
-      "XLITE_BACKEND",           "XLITE_DEBUG",          "XLITE_DEBUG_LEVEL",     "XLITE_DEBUG_FILE",
-      "XLITE_DEBUG_MAX_FRAME",   "XLITE_PROFILE",        "XLITE_DUMP_IR",         "XLITE_COMPILATION_CACHE_SIZE",
-      "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT",   "XLITE_NUM_CPU_DEVICES", "XLITE_SAVE_GRAPHS",
-      "XLITE_CACHE_DIR",         "XLITE_CACHE_READONLY", "XLITE_CACHE_MAX_BYTES", "XLITE_SAVE_GRAPHS_FMT",
-      "XLITE_FAST_MATH"};
+      "XLITE_BACKEND",           "XLITE_DEBUG",           "XLITE_DEBUG_LEVEL",     "XLITE_DEBUG_FILE",
+      "XLITE_DEBUG_MAX_FRAME",   "XLITE_PROFILE",         "XLITE_DUMP_IR",         "XLITE_COMPILATION_CACHE_SIZE",
+      "XLITE_KERNEL_CACHE_SIZE", "XLITE_MEMORY_LIMIT",    "XLITE_NUM_CPU_DEVICES", "XLITE_SAVE_GRAPHS",
+      "XLITE_CACHE_DIR",         "XLITE_CACHE_READONLY",  "XLITE_CACHE_MAX_BYTES", "XLITE_SAVE_GRAPHS_FMT",
+      "XLITE_FAST_MATH",         "XLITE_EXCESS_PRECISION"};
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view var(*entry);
     if (var.rfind("XLITE_", 0) != 0) continue;

@@ -18,6 +18,7 @@ struct Settings {
   std::string profile_trace;                   // XLITE_PROFILE=name.json: a Chrome/Perfetto trace written at exit
   bool dump_ir = false;                        // XLITE_DUMP_IR: 0 or 1
   bool fast_math = false;                      // XLITE_FAST_MATH: 0 or 1 (xlite/math_mode.h)
+  bool excess_precision = false;               // XLITE_EXCESS_PRECISION: 0 or 1 (xlite/math_mode.h)
   int64_t cache_size = 2048;                   // XLITE_COMPILATION_CACHE_SIZE: programs kept, >= 1
   int64_t kernel_cache_size = 4096;            // XLITE_KERNEL_CACHE_SIZE: compiled loops kept, >= 1
   int64_t memory_limit = 0;                    // XLITE_MEMORY_LIMIT: bytes, > 0; 0 when unset (physical memory)

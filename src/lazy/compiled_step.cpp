@@ -65,13 +65,14 @@ struct StepRunner::State {
 
   // The arguments, then the modes a trace depends on: an autocast scope around the call changes the dtypes
   // fn's products compute in, as grad mode changes what it records.
-  static constexpr size_t kModes = 3;
+  static constexpr size_t kModes = 4;
   std::vector<std::string> signature_of(const std::vector<StepInput>& inputs) const {
     std::vector<std::string> signature;
     signature.reserve(inputs.size() + kModes);
     for (const StepInput& input : inputs) signature.push_back(input_text(input));
     signature.push_back(is_grad_enabled() ? "grad mode on" : "grad mode off");
     signature.push_back(is_fast_math() ? "fast math on" : "fast math off");
+    signature.push_back(is_excess_precision() ? "excess precision on" : "excess precision off");
     signature.push_back(is_autocast_enabled() ? "autocast " + std::string(dtype_name(get_autocast_dtype()))
                                               : "autocast off");
     return signature;

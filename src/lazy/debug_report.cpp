@@ -206,7 +206,8 @@ std::string compilation(const char* cause, uint64_t hash, const ir::Graph& graph
   r += "  compiled: " + std::to_string(summary.kernels) + " kernels, " + std::to_string(summary.library_calls) +
        " library calls, " + std::to_string(summary.fallbacks) + " reference fallbacks, " +
        std::to_string(summary.transfers) + " transfers, " + std::to_string(summary.custom_calls) + " custom calls" +
-       (is_fast_math() ? ", fast math (xlite/math_mode.h)" : "") + "\n";
+       (is_fast_math() ? ", fast math (xlite/math_mode.h)" : "") +
+       (is_excess_precision() ? ", excess precision (xlite/math_mode.h)" : "") + "\n";
   r += "  compile time: " + ms(compile_ns) + " (passes " + ms(summary.passes_ns) + ", fusion " + ms(summary.fusion_ns) +
        ", codegen " + ms(summary.lowering_ns) + ")\n";
   r += "  call site:\n" + call_site::describe(frames, "    ");

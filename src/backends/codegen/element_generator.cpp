@@ -249,6 +249,8 @@ llvm::Value* ElementGenerator::compare(OpId op, DType d, llvm::Value* a, llvm::V
 
 llvm::Value* ElementGenerator::convert(llvm::Value* v, DType from, DType to) {
   if (from == to) return v;
+  // Leaving a 16-bit float is where its value becomes the user's: under excess precision it is rounded here.
+  if (excess_precision_) v = rounded(v, from);
   llvm::Type* t = value_type(to);
   if (to == DType::bool_)
     return is_floating(from) ? b_.CreateFCmpUNE(v, fconst(from, 0)) : b_.CreateICmpNE(v, iconst(from, 0));
@@ -347,10 +349,10 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
     case OpClass::Random: return random(instr, idx);
     case OpClass::Convert: return convert(gen(instr.operands[0], idx), operand_type(0).dtype, d);
     case OpClass::Unary:
-    case OpClass::UnaryFloat: return rounded(unary(instr.op, d, gen(instr.operands[0], idx)), d);
+    case OpClass::UnaryFloat: return arithmetic_result(unary(instr.op, d, gen(instr.operands[0], idx)), d);
     case OpClass::Predicate: return predicate(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx));
     case OpClass::Binary:
-      return rounded(binary(id, instr.op, d, gen(instr.operands[0], idx), gen(instr.operands[1], idx)), d);
+      return arithmetic_result(binary(id, instr.op, d, gen(instr.operands[0], idx), gen(instr.operands[1], idx)), d);
     case OpClass::Compare:
       return compare(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx), gen(instr.operands[1], idx));
     case OpClass::Logical: {

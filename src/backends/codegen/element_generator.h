@@ -55,8 +55,10 @@ class ElementGenerator {
   ElementGenerator& operator=(const ElementGenerator&) = delete;
 
  protected:
-  ElementGenerator(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, TargetMath& math)
-      : g_(body), ctx_(context), module_(module), b_(context), math_(math) {}
+  // `excess_precision`: 16-bit float results of elementwise arithmetic stay in f32 (xlite/math_mode.h).
+  ElementGenerator(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, TargetMath& math,
+                   bool excess_precision = false)
+      : g_(body), ctx_(context), module_(module), b_(context), math_(math), excess_precision_(excess_precision) {}
 
   // ---- what the target provides ------------------------------------------------------------------
   // Notes that `bad` holds for instruction `instr` (with the failure's value and a constant size) unless an
@@ -75,6 +77,8 @@ class ElementGenerator {
   llvm::Value* to_storage(llvm::Value* v, DType d);
   // 16-bit floats are computed in f32 but every value is rounded to its storage type, like the oracle.
   llvm::Value* rounded(llvm::Value* v, DType d);
+  // An elementwise op's result: rounded as above, or left in f32 under excess precision.
+  llvm::Value* arithmetic_result(llvm::Value* v, DType d) { return excess_precision_ ? v : rounded(v, d); }
   llvm::Value* i64c(int64_t v) { return b_.getInt64(v); }
   llvm::Value* fconst(DType d, double v) { return llvm::ConstantFP::get(value_type(d), v); }
   llvm::Value* iconst(DType d, int64_t v) {
@@ -132,6 +136,7 @@ class ElementGenerator {
   llvm::Module& module_;
   llvm::IRBuilder<> b_;
   TargetMath& math_;
+  const bool excess_precision_;
   std::vector<llvm::Value*> buffers_;  // the body's parameters, then its output: set by the target
   std::map<std::pair<int32_t, Index*>, llvm::Value*> memo_;
   std::deque<Index> arena_;

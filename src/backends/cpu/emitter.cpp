@@ -39,8 +39,8 @@ using codegen::is_unsigned;
 // (elementwise, by rows, reductions), and failures noted in the status word (KernelStatus).
 class Emitter final : public codegen::ElementGenerator {
  public:
-  Emitter(const ir::Graph& body, llvm::LLVMContext& ctx, llvm::Module& module, bool fast_math)
-      : ElementGenerator(body, ctx, module, cpu_math(fast_math)) {}
+  Emitter(const ir::Graph& body, llvm::LLVMContext& ctx, llvm::Module& module, KernelMode mode)
+      : ElementGenerator(body, ctx, module, cpu_math(mode.fast_math), mode.excess_precision) {}
 
   void emit(const std::string& name) {
     const Instr& root = g_.instrs[g_.outputs[0]];
@@ -794,10 +794,10 @@ class Emitter final : public codegen::ElementGenerator {
 }  // namespace
 
 void emit_kernel(const ir::Graph& body, llvm::LLVMContext& context, llvm::Module& module, const std::string& name,
-                 bool fast_math) {
-  Emitter(body, context, module, fast_math).emit(name);
+                 KernelMode mode) {
+  Emitter(body, context, module, mode).emit(name);
   // After emission: the element code's helper functions are inlined into the entry, whose attributes count.
-  if (fast_math)
+  if (mode.fast_math)
     for (llvm::Function& function : module)
       if (!function.isDeclaration()) function.addFnAttr(math::kReciprocalEstimates[0], math::kReciprocalEstimates[1]);
 }

@@ -51,10 +51,11 @@ struct KernelCache final : RuntimeState {
 
 KernelCache& kernel_cache() { return runtime_context::state<KernelCache>("kernel cache"); }
 
-// The region's text, after a line that names the math mode. Every CPU device keeps its data in host
+// The region's text, after lines that name the math modes. Every CPU device keeps its data in host
 // memory, so one loop serves a region on any of them.
-std::string kernel_key(const ir::Graph& body, bool fast_math) {
-  std::string key = fast_math ? "# fast math\n" : "";
+std::string kernel_key(const ir::Graph& body, KernelMode mode) {
+  std::string key =
+      std::string(mode.fast_math ? "# fast math\n" : "") + (mode.excess_precision ? "# excess precision\n" : "");
   if (std::all_of(body.instrs.begin(), body.instrs.end(), [](const ir::Instr& i) { return i.device == Device{}; }))
     return key + ir::to_text(body);
   ir::Graph on_any_device = body;
@@ -90,8 +91,8 @@ std::string fresh_entry_name(KernelCache& cache) {
 }  // namespace
 
 CompiledKernel compile_kernel(const ir::Graph& body) {
-  const bool fast = is_fast_math();
-  std::string key = kernel_key(body, fast);
+  const KernelMode mode{is_fast_math(), is_excess_precision()};
+  std::string key = kernel_key(body, mode);
   KernelCache& cache = kernel_cache();
   {
     std::lock_guard lock(cache.mutex);
@@ -109,7 +110,7 @@ CompiledKernel compile_kernel(const ir::Graph& body) {
     const std::string name = fresh_entry_name(cache);
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>("xlite_kernel", *context);
-    emit_kernel(body, *context, *module, name, fast);
+    emit_kernel(body, *context, *module, name, mode);
     std::string object;
     code = Jit::instance().add(std::move(module), std::move(context), name, persistent_key.empty() ? nullptr : &object);
     if (!object.empty()) runtime::persistent_cache::store(persistent_key, kernel_blob(name, object));
