@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   try {
     const training_cases::Case c = training_cases::parse(name);
     // Measured first: later, the runtime's idle OpenMP workers may still spin on the cores for a while.
-    const double peak_gflops = eager ? 0 : bench_peak::fma_peak_gflops();
+    const double peak_gflops = mode == "compiled" ? bench_peak::fma_peak_gflops() : 0;
     std::unique_ptr<xl::EagerModeGuard> eager_mode;
     if (eager) eager_mode = std::make_unique<xl::EagerModeGuard>(true);
     Steps s = c.workload == "mlp"       ? mlp_case(c.size, eager)

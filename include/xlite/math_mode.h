@@ -20,16 +20,22 @@
 //
 // Excess precision, as XLA's --xla_allow_excess_precision (on by default there) and inductor's generated
 // code: a process-wide choice of how fused kernels compute 16-bit floats (bf16, f16). Off (the default): every
-// op's result is rounded to its dtype, as the reference backend and eager mode round it, so a compiled
-// program gives the values of the ops run one by one. On: inside a fused kernel the results of elementwise
-// arithmetic (unary and binary ops) stay in f32 until the kernel stores them; what a kernel stores, explicit
-// converts, constants and reductions are still rounded. Each value is then rounded once instead of after every
-// op, so it is usually closer to the exact result, but not bit for bit the reference's (an f16 value past
-// 65504 may also stay finite inside a kernel), and it depends on how the compiler fused the graph. A chain of
-// bf16 arithmetic runs up to 5x faster (the fused GELU backward of the bf16 transformer block, BENCHMARKS.md).
-// f32 and f64 code, eager mode (one op a kernel) and the reference backend are the same in both modes.
-// Like fast math, the mode is read when a program compiles, and a change drops the compiled programs
-// (kernels are cached per mode). XLITE_EXCESS_PRECISION=1 starts the process with it on.
+// op's result is rounded to its dtype, as the reference backend rounds it, so a compiled program gives the
+// values of its ops run one by one. On: inside a fused kernel the results of elementwise arithmetic (unary and
+// binary ops) stay in f32. A value is rounded to its dtype where it is stored, and where its bits become
+// observable: compared (so x == amax(x), a max gradient's mask, holds as for stored values), tested (isnan,
+// isinf), converted, or searched for an extreme's index; constants and the results of reductions are rounded
+// too. Sums and other reductions take their inputs unrounded, and other functions (floor, round, remainder,
+// the transcendentals) take the f32 value. Each value is then rounded once instead of after every op, so it
+// is usually closer to the exact result, but not bit for bit the reference's, and it depends on how the
+// compiler fused the graph. An f16 value past 65504 may stay finite inside a kernel (an overflow the reference
+// gives as inf), until it is stored or observed. A chain of bf16 arithmetic runs up to 5x faster (the fused
+// GELU backward of the bf16 transformer block, BENCHMARKS.md). f32 and f64 code and the reference backend are
+// the same in both modes. Eager mode runs most ops as one kernel each, whose result is stored and so rounded,
+// but a backward pass and composite ops (cross, addmm with alpha or beta, norm) compile as one fused graph and
+// follow the mode. Like fast math, the mode is read when a program compiles, and a change drops the compiled
+// programs (kernels of 16-bit floats are cached per mode). XLITE_EXCESS_PRECISION=1 starts the process with it
+// on.
 namespace xlite {
 
 void set_fast_math(bool enabled);

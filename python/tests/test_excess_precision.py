@@ -1,8 +1,13 @@
 """xlite.set_excess_precision: bf16 and f16 arithmetic inside a fused kernel rounded once, where the kernel
 stores it, instead of after every op; as a call or a scope, for the whole process."""
+import os
+
 import numpy as np
+import pytest
 
 import xlite as xl
+
+pytestmark = pytest.mark.skipif(bool(os.environ.get("XLITE_EXCESS_PRECISION")), reason="set by the environment")
 
 ONES = np.array([1.0, -1.0, 0.5, 4.0], dtype=np.float32)
 SMALL = float(2.0**-9)  # below half a bf16 ulp of 1: 1 + SMALL rounds back to 1

@@ -5,7 +5,8 @@ from . import _xlite
 
 
 class _Mode:
-    """Sets a thread's mode when made; as a context manager it restores the previous mode on exit."""
+    """Sets a mode (of the thread, or of the process for the math modes) when made; as a context manager it
+    restores the previous mode on exit."""
 
     def __init__(self, getter, setter, enabled):
         self._setter = setter
@@ -40,10 +41,10 @@ def set_fast_math(enabled=True):
 def set_excess_precision(enabled=True):
     """Compiles programs from now on with excess precision (True) or not (False, the default), for the whole
     process, as XLA's --xla_allow_excess_precision: inside a fused kernel the results of bf16 and f16 arithmetic
-    stay in f32 and are rounded once, when the kernel stores them, instead of after every op. Faster, and
-    usually closer to the exact value, but no longer the reference's (and eager mode's) values bit for bit.
-    Programs of the other mode are not reused; compiled functions trace again. XLITE_EXCESS_PRECISION=1
-    starts with it on.
+    stay in f32 and are rounded once, where the kernel stores them or compares, tests or converts them, instead
+    of after every op. Faster, and usually closer to the exact value, but no longer the reference's values bit
+    for bit (include/xlite/math_mode.h says what else it changes). Programs of the other mode are not reused;
+    compiled functions trace again. XLITE_EXCESS_PRECISION=1 starts with it on.
 
     Also a context manager: `with xl.set_excess_precision(True): ...` restores the previous mode on exit."""
     return _Mode(_xlite.is_excess_precision, _xlite._set_excess_precision, enabled)

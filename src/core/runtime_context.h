@@ -22,7 +22,8 @@
 //   step profile, runtime/step_profile.cpp: XLITE_PROFILE's time per step label
 // compile(fn) keeps its programs in the Compiled object the user holds, not here.
 //
-// Modes are thread-scoped, never process-wide: eager mode (lazy/sync.cpp), grad mode
+// The math modes (fast math and excess precision, compiler/math_mode.cpp) are process-wide and read when a
+// program compiles. The other modes are thread-scoped: eager mode (lazy/sync.cpp), grad mode
 // (tensor/grad_mode.cpp), the public op being built (ops/op_support.cpp), compile(fn)'s recording
 // (core/step_recording.cpp) and the in-place log of a running step (tensor/tensor_impl.cpp) are
 // thread_local, so tracing on one thread never switches another thread's mode.

@@ -76,6 +76,13 @@ llvm::Value* ElementGenerator::rounded(llvm::Value* v, DType d) {
   return d == DType::f16 || d == DType::bf16 ? from_storage(to_storage(v, d), d) : v;
 }
 
+llvm::Value* ElementGenerator::observed(int32_t id, Index* idx) {
+  llvm::Value* v = gen(id, idx);
+  const Instr& instr = g_.instrs[id];
+  if (!excess_precision_ || instr.op == OpId::parameter || instr.op == OpId::constant) return v;
+  return rounded(v, instr.dtype);
+}
+
 llvm::Value* ElementGenerator::constant(DType d, double v) {
   return is_floating(d) ? fconst(d, v) : d == DType::bool_ ? b_.getInt1(v != 0) : iconst(d, static_cast<int64_t>(v));
 }
@@ -249,8 +256,6 @@ llvm::Value* ElementGenerator::compare(OpId op, DType d, llvm::Value* a, llvm::V
 
 llvm::Value* ElementGenerator::convert(llvm::Value* v, DType from, DType to) {
   if (from == to) return v;
-  // Leaving a 16-bit float is where its value becomes the user's: under excess precision it is rounded here.
-  if (excess_precision_) v = rounded(v, from);
   llvm::Type* t = value_type(to);
   if (to == DType::bool_)
     return is_floating(from) ? b_.CreateFCmpUNE(v, fconst(from, 0)) : b_.CreateICmpNE(v, iconst(from, 0));
@@ -347,14 +352,15 @@ llvm::Value* ElementGenerator::gen_uncached(int32_t id, Index* idx) {
       if (instr.op == OpId::constant) return rounded(constant(d, ir::ConstantAttrs::of(instr.attrs).value), d);
       return convert(multi(idx)[ir::IotaAttrs::of(instr.attrs).dim], DType::i64, d);  // iota
     case OpClass::Random: return random(instr, idx);
-    case OpClass::Convert: return convert(gen(instr.operands[0], idx), operand_type(0).dtype, d);
+    case OpClass::Convert: return convert(observed(instr.operands[0], idx), operand_type(0).dtype, d);
     case OpClass::Unary:
     case OpClass::UnaryFloat: return arithmetic_result(unary(instr.op, d, gen(instr.operands[0], idx)), d);
-    case OpClass::Predicate: return predicate(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx));
+    case OpClass::Predicate: return predicate(instr.op, operand_type(0).dtype, observed(instr.operands[0], idx));
     case OpClass::Binary:
       return arithmetic_result(binary(id, instr.op, d, gen(instr.operands[0], idx), gen(instr.operands[1], idx)), d);
     case OpClass::Compare:
-      return compare(instr.op, operand_type(0).dtype, gen(instr.operands[0], idx), gen(instr.operands[1], idx));
+      return compare(instr.op, operand_type(0).dtype, observed(instr.operands[0], idx),
+                     observed(instr.operands[1], idx));
     case OpClass::Logical: {
       llvm::Value* a = gen(instr.operands[0], idx);
       llvm::Value* c = gen(instr.operands[1], idx);

@@ -75,10 +75,16 @@ class ElementGenerator {
   llvm::Type* storage_type(DType d);
   llvm::Value* from_storage(llvm::Value* v, DType d);
   llvm::Value* to_storage(llvm::Value* v, DType d);
-  // 16-bit floats are computed in f32 but every value is rounded to its storage type, like the oracle.
+  // 16-bit floats are computed in f32 and, unless under excess precision, every value is rounded to its storage
+  // type, like the oracle.
   llvm::Value* rounded(llvm::Value* v, DType d);
   // An elementwise op's result: rounded as above, or left in f32 under excess precision.
   llvm::Value* arithmetic_result(llvm::Value* v, DType d) { return excess_precision_ ? v : rounded(v, d); }
+  // The value of `id` at `idx` where its bits become observable: compared, tested (isnan, isinf), converted,
+  // or searched for an extreme's index. Under excess precision a 16-bit value is rounded to its dtype there,
+  // as the store would round it, so that x == amax(x) (a max gradient's mask) and isinf hold as they do for
+  // the stored values; loads and constants are rounded already.
+  llvm::Value* observed(int32_t id, Index* idx);
   llvm::Value* i64c(int64_t v) { return b_.getInt64(v); }
   llvm::Value* fconst(DType d, double v) { return llvm::ConstantFP::get(value_type(d), v); }
   llvm::Value* iconst(DType d, int64_t v) {

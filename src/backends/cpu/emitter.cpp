@@ -693,7 +693,8 @@ class Emitter final : public codegen::ElementGenerator {
       best_index->addIncoming(i64c(0), before_inner);
     }
     auto saved_memo = memo_;
-    llvm::Value* v = gen(input, input_index(inner.iv));
+    // An extreme's index compares the values as stored (observed), so that ties break as the reference's do.
+    llvm::Value* v = arg ? observed(input, input_index(inner.iv)) : gen(input, input_index(inner.iv));
     llvm::Value* next = nullptr;
     llvm::FastMathFlags reassoc;
     reassoc.setAllowReassoc();

@@ -63,6 +63,13 @@ std::string kernel_key(const ir::Graph& body, KernelMode mode) {
   return key + ir::to_text(on_any_device);
 }
 
+// Whether excess precision can change the body's code: only 16-bit float values are kept in f32 under it, so
+// the other kernels are the same in both modes and keep one key.
+bool has_16_bit_floats(const ir::Graph& body) {
+  return std::any_of(body.instrs.begin(), body.instrs.end(),
+                     [](const ir::Instr& i) { return i.dtype == DType::bf16 || i.dtype == DType::f16; });
+}
+
 // What the persistent cache keeps of a kernel: its entry symbol, a NUL, then its object file.
 std::string kernel_blob(const std::string& entry, const std::string& object) { return entry + '\0' + object; }
 
@@ -91,7 +98,7 @@ std::string fresh_entry_name(KernelCache& cache) {
 }  // namespace
 
 CompiledKernel compile_kernel(const ir::Graph& body) {
-  const KernelMode mode{is_fast_math(), is_excess_precision()};
+  const KernelMode mode{is_fast_math(), is_excess_precision() && has_16_bit_floats(body)};
   std::string key = kernel_key(body, mode);
   KernelCache& cache = kernel_cache();
   {
