@@ -1,13 +1,15 @@
 // The libtorch (1.13 C++) models of the training benchmarks, for the two libtorch peers (bench/torch_train_peer.cpp
 // of train_bench, bench/torch_training_peer.cpp of peer_training), from the weights every side starts from
-// (bench/train_common.h). libtorch 1.13 has no scaled_dot_product_attention: the block's attention is written
-// from its ops (matmul, masked_fill with a causal mask, softmax), the computation of xlite's
-// nn::CausalSelfAttention op for op.
+// (bench/train_common.h), and what every libtorch peer program needs (threads, host data). libtorch 1.13 has no
+// scaled_dot_product_attention: the block's attention is written from its ops (matmul, masked_fill with a causal mask,
+// softmax), the computation of xlite's nn::CausalSelfAttention op for op.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
@@ -18,6 +20,12 @@
 namespace torch_models {
 
 using bench_train::ParamSpec;
+
+// libtorch's threads as every peer runs: OMP_NUM_THREADS (at least 1), or 2 where it is unset.
+inline void set_threads_from_env() {
+  const char* threads = std::getenv("OMP_NUM_THREADS");
+  torch::set_num_threads(threads ? std::max(1, std::atoi(threads)) : 2);
+}
 
 inline torch::Tensor from_host(std::vector<float> values, at::IntArrayRef shape) {
   return torch::from_blob(values.data(), shape, torch::kFloat32).clone();

@@ -121,8 +121,7 @@ void bench_transformer() {
 
 int main(int argc, char** argv) {
   std::string what = parse_args(argc, argv);
-  const char* threads_env = std::getenv("OMP_NUM_THREADS");
-  torch::set_num_threads(threads_env ? std::max(1, std::atoi(threads_env)) : 2);
+  set_threads_from_env();
   std::printf("# settings: torch_train_peer torch " TORCH_VERSION " threads=%d%s runs=%d\n", torch::get_num_threads(),
               env_settings({"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES"}).c_str(),
               g_runs);

@@ -22,6 +22,7 @@
 #include "peer_cases.h"
 #include "peer_inputs.h"
 #include "timing.h"
+#include "torch_models.h"
 
 namespace {
 
@@ -42,13 +43,11 @@ struct Libtorch {
   static Tensor abs(const Tensor& x) { return torch::abs(x); }
 
   Tensor input(const std::vector<int64_t>& shape) {
-    std::vector<float> v = peer_inputs::input_values(peer_inputs::element_count(shape));
-    return torch::from_blob(v.data(), shape, torch::kFloat32).clone();
+    return torch_models::from_host(peer_inputs::input_values(peer_inputs::element_count(shape)), shape);
   }
 
   Tensor targets(int64_t rows) {
-    std::vector<int64_t> t = peer_inputs::target_values(rows, peer_inputs::kColumns);
-    return torch::from_blob(t.data(), {rows}, torch::kInt64).clone();
+    return torch_models::from_host(peer_inputs::target_values(rows, peer_inputs::kColumns), {rows});
   }
 
   Tensor softmax(const Tensor& x) { return torch::softmax(x, -1); }
@@ -84,7 +83,7 @@ struct Libtorch {
 
 int main(int argc, char** argv) {
   std::string what = parse_args(argc, argv);
-  torch::set_num_threads(std::getenv("OMP_NUM_THREADS") ? std::atoi(std::getenv("OMP_NUM_THREADS")) : 2);
+  torch_models::set_threads_from_env();
   std::printf("# settings: torch " TORCH_VERSION " threads=%d%s runs=%d\n", torch::get_num_threads(),
               env_settings(
                   {"OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GLIBC_TUNABLES", "THP_MEM_ALLOC_ENABLE"})
