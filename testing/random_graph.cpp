@@ -53,8 +53,6 @@ struct Want {
   bool clean = false;
 };
 
-bool is_half(DType d) { return d == DType::f16 || d == DType::bf16; }
-
 double int_cap(DType d) {
   switch (d) {
     case DType::bool_: return 1;
@@ -134,7 +132,7 @@ class Generator {
   DType dtype(int32_t v) const { return g_.instrs[v].dtype; }
   const Info& info(int32_t v) const { return info_[v]; }
   int rank(int32_t v) const { return static_cast<int>(shape(v).size()); }
-  bool clean(int32_t v) const { return !info(v).special && !(is_half(dtype(v)) && !info(v).exact); }
+  bool clean(int32_t v) const { return !info(v).special && !(is_16_bit_float(dtype(v)) && !info(v).exact); }
 
   int64_t random_dim() {
     double r = unit();
@@ -320,10 +318,10 @@ class Generator {
     const Info& i = info(v);
     if (is_floating(from)) {
       if (is_floating(to)) {
-        if (is_half(from) && !i.exact && !is_half(to)) return std::nullopt;
+        if (is_16_bit_float(from) && !i.exact && !is_16_bit_float(to)) return std::nullopt;
         if (to == DType::f16 && i.bound > 3e4) return std::nullopt;
         // f64 -> f16/bf16 may round twice (through f32) in one backend and once in another.
-        return Info{i.exact && !(from == DType::f64 && is_half(to)), i.special, i.bound};
+        return Info{i.exact && !(from == DType::f64 && is_16_bit_float(to)), i.special, i.bound};
       }
       if (!i.exact) return std::nullopt;
       if (to == DType::bool_) return Info{true, false, 1};
@@ -365,7 +363,8 @@ class Generator {
       for (int32_t v = 0; v < size(); ++v) {
         if (!readable(v) || shape(v) != s || dtype(v) == d) continue;
         auto inf = convert_info(v, d);
-        if (inf && (!want.exact || inf->exact) && (!want.clean || (!inf->special && (!is_half(d) || inf->exact))))
+        if (inf && (!want.exact || inf->exact) &&
+            (!want.clean || (!inf->special && (!is_16_bit_float(d) || inf->exact))))
           convertible.push_back(v);
       }
       if (!convertible.empty()) {
@@ -397,7 +396,7 @@ class Generator {
     int32_t a = unary(OpId::abs, x, inf);
     int32_t k = splat(shape(x), dtype(x), c);
     if (chance(0.5)) std::swap(a, k);
-    if (is_half(dtype(x)) || chance(0.5))
+    if (is_16_bit_float(dtype(x)) || chance(0.5))
       return {binary(OpId::maximum, a, k, {inf.exact, false, std::max(inf.bound, c)}), c};
     return {binary(OpId::add, a, k, {false, false, inf.bound + c}), c};
   }
@@ -772,7 +771,7 @@ class Generator {
       double b = info(x).bound;
       r = {true, false, op == OpId::reduce_sum ? count * b : std::pow(std::max(b, 1.0), count)};
     } else if (op == OpId::reduce_sum) {
-      double limit = std::min(32.0, (is_half(dtype(x)) ? 1e4 : 1e6) / std::max(count, 1.0));
+      double limit = std::min(32.0, (is_16_bit_float(dtype(x)) ? 1e4 : 1e6) / std::max(count, 1.0));
       x = bounded(x, limit);
       r = {false, false, count * info(x).bound + 0.01};
     } else {  // product: keep bound^count <= 1e3
@@ -796,7 +795,7 @@ class Generator {
     const double count = static_cast<double>(shape(x).back());
     Info r = info(x);
     if (op == OpId::reduce_sum) {
-      x = bounded(x, std::min(32.0, (is_half(dtype(x)) ? 1e4 : 1e6) / count));
+      x = bounded(x, std::min(32.0, (is_16_bit_float(dtype(x)) ? 1e4 : 1e6) / count));
       r = {false, false, count * info(x).bound + 0.01};
     }
     const bool keepdim = chance(0.5);
@@ -838,7 +837,7 @@ class Generator {
         const double b = info(x).bound;
         r = {true, false, op == OpId::cumsum ? count * b : std::pow(std::max(b, 1.0), count)};
       } else if (op == OpId::cumsum) {
-        x = bounded(x, std::min(32.0, (is_half(dtype(x)) ? 1e4 : 1e6) / std::max(count, 1.0)));
+        x = bounded(x, std::min(32.0, (is_16_bit_float(dtype(x)) ? 1e4 : 1e6) / std::max(count, 1.0)));
         r = {false, false, count * info(x).bound + 0.01};
       } else {
         x = bounded(x, count > 0 ? std::pow(1e3, 1.0 / count) : 1e3);
@@ -1057,7 +1056,7 @@ class Generator {
     int32_t x = operand(
         [&](int32_t v) {
           DType d = dtype(v);
-          return d != DType::bool_ && !is_half(d) && (is_integral(d) || clean(v));
+          return d != DType::bool_ && !is_16_bit_float(d) && (is_integral(d) || clean(v));
         },
         [this] { return chance(0.7) ? DType::f32 : random_int_dtype(); }, 1);
     const int64_t dim = uniform(0, rank(x) - 1);
@@ -1340,7 +1339,7 @@ Comparison compare_runs(const ir::Graph& graph, const BackendRun& a, const Backe
     }
     const Buffer& x = *a.outputs[k];
     const Buffer& y = *b.outputs[k];
-    const bool half = is_half(instr.dtype);
+    const bool half = is_16_bit_float(instr.dtype);
     const double r = half ? std::max(rtol, 1e-2) : rtol;
     const double t = half ? std::max(atol, 1e-2) : atol;
     int64_t first = -1, count = 0;

@@ -18,7 +18,8 @@ std::string_view dtype_name(DType dtype);
 DType dtype_from_name(std::string_view name);
 int64_t dtype_size(DType dtype);
 bool is_floating(DType dtype);
-bool is_integral(DType dtype);  // integers, not bool
+bool is_16_bit_float(DType dtype);  // f16 or bf16: stored in 16 bits, computed in f32
+bool is_integral(DType dtype);      // integers, not bool
 
 // PyTorch's default floating dtype, f32 unless set_default_dtype chose f64 (process-wide, like
 // torch.set_default_dtype): the dtype of floating literals (tensor(3.0), a float multiplied into an integer

@@ -51,6 +51,7 @@ void set_default_dtype(DType dtype) {
 DType get_default_dtype() { return default_dtype().dtype.load(); }
 
 bool is_floating(DType d) { return d == DType::f32 || d == DType::f64 || d == DType::f16 || d == DType::bf16; }
+bool is_16_bit_float(DType d) { return d == DType::f16 || d == DType::bf16; }
 bool is_integral(DType d) { return d == DType::i32 || d == DType::i64 || d == DType::u8; }
 
 int64_t numel(const Shape& shape) {

@@ -33,7 +33,7 @@ Shape without_dims(const Shape& shape, std::span<const int64_t> dims) {
 }
 
 // f16 and bf16 values are accumulated in f32 by xlite's reductions, dots and convolutions.
-DType accumulator(DType dtype) { return dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype; }
+DType accumulator(DType dtype) { return is_16_bit_float(dtype) ? DType::f32 : dtype; }
 
 // The literal of the dtype's largest (or smallest) value, infinities for floats: the identity of min (max).
 std::string extreme(DType dtype, bool largest) {

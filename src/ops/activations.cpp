@@ -29,7 +29,7 @@ DType float_result(const Tensor& a, const Tensor& b) {
 // The values a float function computes with: 16-bit floats in f32, rounded once at the end (back()), as
 // PyTorch's kernels compute them.
 Tensor floating(const Tensor& x, DType result) {
-  return ops::convert_to(x, result == DType::f16 || result == DType::bf16 ? DType::f32 : result);
+  return ops::convert_to(x, is_16_bit_float(result) ? DType::f32 : result);
 }
 Tensor floating(const Tensor& x) { return floating(x, float_result(ops::impl_of(x).dtype())); }
 Tensor back(const Tensor& r, DType result) { return ops::convert_to(r, result); }

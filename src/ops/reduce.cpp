@@ -44,7 +44,7 @@ Tensor widen_for_accumulation(const Tensor& x) {
 // 16-bit floats are normalised in f32 and the result converted back.
 Tensor to_compute_float(const Tensor& x) {
   DType d = ops::impl_of(x).dtype();
-  if (d == DType::f16 || d == DType::bf16) return ops::convert_to(x, DType::f32);
+  if (is_16_bit_float(d)) return ops::convert_to(x, DType::f32);
   if (!is_floating(d)) ops::fail("needs a floating tensor, got " + std::string(dtype_name(d)));
   return x;
 }

@@ -73,7 +73,7 @@ llvm::Value* ElementGenerator::to_storage(llvm::Value* v, DType d) {
 
 // 16-bit floats are computed in f32 but every value is rounded to its storage type, like the oracle.
 llvm::Value* ElementGenerator::rounded(llvm::Value* v, DType d) {
-  return d == DType::f16 || d == DType::bf16 ? from_storage(to_storage(v, d), d) : v;
+  return is_16_bit_float(d) ? from_storage(to_storage(v, d), d) : v;
 }
 
 llvm::Value* ElementGenerator::observed(int32_t id, Index* idx) {

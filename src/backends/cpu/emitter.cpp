@@ -419,7 +419,7 @@ class Emitter final : public codegen::ElementGenerator {
     const Shape& in_shape = g_.instrs[input].shape;
     const DType dtype = root.dtype;
     if (g_.instrs[input].dtype != dtype) return false;
-    const bool half_sum = (dtype == DType::bf16 || dtype == DType::f16) && root.op == OpId::reduce_sum;
+    const bool half_sum = is_16_bit_float(dtype) && root.op == OpId::reduce_sum;
     if (dtype != DType::f32 && dtype != DType::f64 && dtype != DType::i32 && dtype != DType::i64 && !half_sum)
       return false;
     const std::vector<bool> reduced = reduced_dims(root);

@@ -67,7 +67,7 @@ std::string kernel_key(const ir::Graph& body, KernelMode mode) {
 // the other kernels are the same in both modes and keep one key.
 bool has_16_bit_floats(const ir::Graph& body) {
   return std::any_of(body.instrs.begin(), body.instrs.end(),
-                     [](const ir::Instr& i) { return i.dtype == DType::bf16 || i.dtype == DType::f16; });
+                     [](const ir::Instr& i) { return is_16_bit_float(i.dtype); });
 }
 
 // What the persistent cache keeps of a kernel: its entry symbol, a NUL, then its object file.
